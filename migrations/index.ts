@@ -1,0 +1,22 @@
+import type { Knex } from 'knex';
+import * as initialSchema from './20261122_001_initial_schema';
+
+type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
+
+/*
+ * Migrations are listed in code rather than discovered on disk, so the same list runs from the
+ * TypeScript sources (tests, tsx) and from the compiled build (npm start, Docker) alike.
+ */
+const migrations: ReadonlyArray<readonly [string, Migration]> = [
+  ['20261122_001_initial_schema', initialSchema],
+];
+
+export const migrationSource: Knex.MigrationSource<string> = {
+  getMigrations: async () => migrations.map(([name]) => name),
+  getMigrationName: (name) => name,
+  getMigration: async (name) => {
+    const found = migrations.find(([candidate]) => candidate === name);
+    if (!found) throw new Error(`Unknown migration ${name}`);
+    return found[1];
+  },
+};

@@ -1,0 +1,71 @@
+import express, { Express } from 'express';
+import helmet from 'helmet';
+import type { Knex } from 'knex';
+import { randomUUID } from 'node:crypto';
+import pinoHttp from 'pino-http';
+import { tokensRouter } from './auth/tokens.router';
+import { financeRouter } from './finance/finance.router';
+import { requireToken, roleByMethod } from './http/auth';
+import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
+import { sendJson } from './http/respond';
+import { jobRolesRouter } from './job-roles/job-roles.router';
+import type { Logger } from './logger';
+import { projectsRouter } from './projects/projects.router';
+import { tasksRouter } from './tasks/tasks.router';
+import { teamMembersRouter } from './team-members/team-members.router';
+import { timeLogsRouter } from './time-logs/time-logs.router';
+
+export type AppDeps = { db: Knex; logger: Logger };
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
+
+/** Builds the Express app (no listen), so tests drive it in-process. */
+export function createApp({ db, logger }: AppDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', false);
+  app.use(helmet());
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (req, res) => {
+        const given = req.headers['x-request-id'];
+        const id = typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+        res.setHeader('X-Request-Id', id);
+        return id;
+      },
+      // Only the method and path: headers (Authorization) and query strings stay out of the logs.
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, path: req.url.split('?')[0] }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+    }),
+  );
+
+  app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
+  app.get('/readyz', async (_req, res) => {
+    try {
+      await db.raw('select 1');
+      sendJson(res, 200, { status: 'ready' });
+    } catch {
+      sendJson(res, 503, { status: 'unavailable' });
+    }
+  });
+
+  const api = express.Router();
+  api.use(requireToken(db), roleByMethod);
+  api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
+  api.use(financeRouter(db));
+  api.use(jobRolesRouter(db));
+  api.use(teamMembersRouter(db));
+  api.use(projectsRouter(db));
+  api.use(tasksRouter(db));
+  api.use(timeLogsRouter(db));
+  api.use(tokensRouter(db));
+  app.use('/api', api);
+
+  app.use(routeNotFound);
+  app.use(errorHandler(logger));
+  return app;
+}

@@ -1,0 +1,9 @@
+export const ROLES = ['viewer', 'editor', 'admin'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Who is calling: the token's team scopes every query; the role gates every route. */
+export type Actor = { teamId: string; role: Role; tokenId: string; tokenName: string };
+
+export function roleAllows(actual: Role, required: Role): boolean {
+  return ROLES.indexOf(actual) >= ROLES.indexOf(required);
+}

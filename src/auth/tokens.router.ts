@@ -1,0 +1,29 @@
+import { Router } from 'express';
+import type { Knex } from 'knex';
+import { actorOf, requireRole } from '../http/auth';
+import { sendSuccess } from '../http/respond';
+import { parseBody, parseId } from '../http/validate';
+import { createTeamWithAdmin } from '../teams/teams.service';
+import { createTeamBody, createTokenBody } from './tokens.schemas';
+import * as service from './tokens.service';
+
+/** Token and team management: admins only. */
+export function tokensRouter(db: Knex): Router {
+  const router = Router();
+  router.use(['/tokens', '/teams'], requireRole('admin'));
+  router.post('/tokens', async (req, res) => {
+    const body = parseBody(createTokenBody, req.body);
+    sendSuccess(res, await service.createToken(db, actorOf(req).teamId, body.name, body.role), 201);
+  });
+  router.get('/tokens', async (req, res) => {
+    sendSuccess(res, await service.listTokens(db, actorOf(req).teamId));
+  });
+  router.delete('/tokens/:id', async (req, res) => {
+    sendSuccess(res, await service.revokeToken(db, actorOf(req).teamId, parseId(req.params.id)));
+  });
+  router.post('/teams', async (req, res) => {
+    const body = parseBody(createTeamBody, req.body);
+    sendSuccess(res, await createTeamWithAdmin(db, body.name), 201);
+  });
+  return router;
+}

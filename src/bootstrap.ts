@@ -1,0 +1,21 @@
+import type { Knex } from 'knex';
+import { countTokens, upsertAdminToken } from './auth/tokens.repository';
+import { createToken, hashSecret } from './auth/tokens.service';
+import { DEFAULT_TEAM_ID, ensureDefaultTeam } from './teams/teams.service';
+
+export type BootstrapResult = {
+  /** A freshly generated admin token: shown once by the caller, never stored in clear. */
+  generatedAdminToken?: string;
+};
+
+/** Makes sure the default team exists and that somebody can administer it. */
+export async function bootstrapAccess(db: Knex, adminToken: string | undefined): Promise<BootstrapResult> {
+  await ensureDefaultTeam(db);
+  if (adminToken) {
+    await upsertAdminToken(db, DEFAULT_TEAM_ID, 'ADMIN_TOKEN', hashSecret(adminToken));
+    return {};
+  }
+  if ((await countTokens(db)) > 0) return {};
+  const created = await createToken(db, DEFAULT_TEAM_ID, 'bootstrap admin', 'admin');
+  return { generatedAdminToken: created.token };
+}

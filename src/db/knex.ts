@@ -1,0 +1,54 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import knex, { Knex } from 'knex';
+import ClientPgLite from 'knex-pglite';
+import pg from 'pg';
+
+export type Db = Knex;
+
+const OID = { INT8: 20, DATE: 1082 } as const;
+
+/*
+ * Both drivers must hand rows over in the same shape: numeric stays a string (parsed by the money
+ * module), bigint becomes a number (only counts and second totals, far below 2^53), and a date stays
+ * its ISO text instead of becoming a local-time Date.
+ */
+const parseInt8 = (value: string) => Number(value);
+const keepText = (value: string) => value;
+
+export type DatabaseTarget =
+  | { kind: 'postgres'; url: string; poolMax?: number }
+  | { kind: 'pglite'; dataDir: string | undefined };
+
+export function describeTarget(target: DatabaseTarget): string {
+  if (target.kind === 'pglite') return `embedded PGlite (${target.dataDir ?? 'in memory'})`;
+  const url = new URL(target.url);
+  return `PostgreSQL ${url.hostname}:${url.port || '5432'}${url.pathname}`;
+}
+
+export function createDb(target: DatabaseTarget): Db {
+  if (target.kind === 'postgres') {
+    const types = {
+      getTypeParser(oid: number, format?: string) {
+        if (oid === OID.INT8) return parseInt8;
+        if (oid === OID.DATE) return keepText;
+        return pg.types.getTypeParser(oid, format as 'text');
+      },
+    };
+    return knex({
+      client: 'pg',
+      connection: { connectionString: target.url, types } as Knex.PgConnectionConfig,
+      pool: { min: 0, max: target.poolMax ?? 10 },
+    });
+  }
+  if (target.dataDir) fs.mkdirSync(path.resolve(target.dataDir), { recursive: true });
+  const pglite = new PGlite(target.dataDir ? path.resolve(target.dataDir) : undefined, {
+    parsers: { [OID.INT8]: parseInt8, [OID.DATE]: keepText },
+  });
+  return knex({
+    client: ClientPgLite as unknown as typeof Knex.Client,
+    dialect: 'postgres',
+    connection: () => ({ pglite }) as object,
+  });
+}

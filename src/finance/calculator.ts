@@ -1,0 +1,173 @@
+import { Decimal, ZERO, hoursFromSeconds, roundMoney, splitHours, sum } from './money';
+
+/*
+ * The finance rules of CONTRACT section 3, as pure functions over exact decimals. No I/O here: the
+ * service hands in rows it read, and gets figures back that only need serialising.
+ */
+
+export const UNASSIGNED_ROLE = 'Unassigned';
+
+export type MemberInput = {
+  teamMemberId: string;
+  name: string;
+  avatarUrl: string | null;
+  /** The member's job role in the task's project, or null when it has none. */
+  jobRole: string | null;
+  /** The role's rate in the project's rate card, or null when there is none. */
+  hourlyRate: Decimal | null;
+  isAssignee: boolean;
+  loggedSeconds: number;
+};
+
+export type TaskInput = {
+  estimatedHours: Decimal;
+  fixedCost: Decimal;
+  members: readonly MemberInput[];
+};
+
+export type MemberFigures = {
+  teamMemberId: string;
+  name: string;
+  avatarUrl: string | null;
+  jobRole: string;
+  hourlyRate: Decimal;
+  estimatedHours: Decimal;
+  loggedHours: Decimal;
+  estimatedCost: Decimal;
+  actualCost: Decimal;
+};
+
+export type TaskTotals = {
+  estimatedHours: Decimal;
+  loggedHours: Decimal;
+  estimatedLaborCost: Decimal;
+  actualLaborCost: Decimal;
+  fixedCost: Decimal;
+  totalEstimatedCost: Decimal;
+  totalActualCost: Decimal;
+};
+
+export type RoleGroup = {
+  jobRole: string;
+  estimatedHours: Decimal;
+  loggedHours: Decimal;
+  estimatedCost: Decimal;
+  actualCost: Decimal;
+  members: MemberFigures[];
+};
+
+export type TaskFinance = { totals: TaskTotals; members: MemberFigures[] };
+
+const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+/** Rule 7: members by name, then team_member_id (plain code-unit order, independent of locale). */
+export function compareMembers(a: { name: string; teamMemberId: string }, b: { name: string; teamMemberId: string }) {
+  return compareText(a.name, b.name) || compareText(a.teamMemberId, b.teamMemberId);
+}
+
+/** Rules 1-6 and 8 for one task. */
+export function computeTaskFinance(task: TaskInput, currency: string): TaskFinance {
+  const members = task.members.filter((m) => m.isAssignee || m.loggedSeconds > 0).sort(compareMembers);
+  const assignees = members.filter((m) => m.isAssignee);
+  const shares = splitHours(task.estimatedHours, assignees.length);
+  const estimateOf = new Map(assignees.map((member, index) => [member.teamMemberId, shares[index] ?? ZERO]));
+
+  const figures = members.map((member): MemberFigures => {
+    const hourlyRate = member.hourlyRate ?? ZERO;
+    const estimatedHours = estimateOf.get(member.teamMemberId) ?? ZERO;
+    const loggedHours = hoursFromSeconds(member.loggedSeconds);
+    return {
+      teamMemberId: member.teamMemberId,
+      name: member.name,
+      avatarUrl: member.avatarUrl,
+      jobRole: member.jobRole ?? UNASSIGNED_ROLE,
+      hourlyRate,
+      estimatedHours,
+      loggedHours,
+      estimatedCost: roundMoney(estimatedHours.times(hourlyRate), currency),
+      actualCost: roundMoney(loggedHours.times(hourlyRate), currency),
+    };
+  });
+
+  return { members: figures, totals: totalsOf(task.estimatedHours, task.fixedCost, figures) };
+}
+
+function totalsOf(estimatedHours: Decimal, fixedCost: Decimal, members: readonly MemberFigures[]): TaskTotals {
+  const estimatedLaborCost = sum(members.map((m) => m.estimatedCost));
+  const actualLaborCost = sum(members.map((m) => m.actualCost));
+  return {
+    estimatedHours,
+    loggedHours: sum(members.map((m) => m.loggedHours)),
+    estimatedLaborCost,
+    actualLaborCost,
+    fixedCost,
+    totalEstimatedCost: estimatedLaborCost.plus(fixedCost),
+    totalActualCost: actualLaborCost.plus(fixedCost),
+  };
+}
+
+/** Adds task totals field by field (subtree breakdowns, project rows, project totals). */
+export function addTotals(all: readonly TaskTotals[]): TaskTotals {
+  return {
+    estimatedHours: sum(all.map((t) => t.estimatedHours)),
+    loggedHours: sum(all.map((t) => t.loggedHours)),
+    estimatedLaborCost: sum(all.map((t) => t.estimatedLaborCost)),
+    actualLaborCost: sum(all.map((t) => t.actualLaborCost)),
+    fixedCost: sum(all.map((t) => t.fixedCost)),
+    totalEstimatedCost: sum(all.map((t) => t.totalEstimatedCost)),
+    totalActualCost: sum(all.map((t) => t.totalActualCost)),
+  };
+}
+
+/** A member's figures over several tasks are the sums of that member's figures on each task. */
+export function mergeMembers(lists: readonly (readonly MemberFigures[])[]): MemberFigures[] {
+  const merged = new Map<string, MemberFigures>();
+  for (const member of lists.flat()) {
+    const seen = merged.get(member.teamMemberId);
+    if (!seen) {
+      merged.set(member.teamMemberId, { ...member });
+      continue;
+    }
+    seen.estimatedHours = seen.estimatedHours.plus(member.estimatedHours);
+    seen.loggedHours = seen.loggedHours.plus(member.loggedHours);
+    seen.estimatedCost = seen.estimatedCost.plus(member.estimatedCost);
+    seen.actualCost = seen.actualCost.plus(member.actualCost);
+  }
+  return [...merged.values()].sort(compareMembers);
+}
+
+/** Merges several tasks' finances into one (a task and its descendants). */
+export function combineTaskFinances(finances: readonly TaskFinance[]): TaskFinance {
+  return {
+    totals: addTotals(finances.map((f) => f.totals)),
+    members: mergeMembers(finances.map((f) => f.members)),
+  };
+}
+
+/** Role groups ordered by name with "Unassigned" last; each group's figures sum its members'. */
+export function groupByRole(members: readonly MemberFigures[]): RoleGroup[] {
+  const byRole = new Map<string, MemberFigures[]>();
+  for (const member of [...members].sort(compareMembers)) {
+    const group = byRole.get(member.jobRole) ?? [];
+    group.push(member);
+    byRole.set(member.jobRole, group);
+  }
+  const rank = (role: string) => (role === UNASSIGNED_ROLE ? 1 : 0);
+  return [...byRole.keys()]
+    .sort((a, b) => rank(a) - rank(b) || compareText(a, b))
+    .map((jobRole) => {
+      const group = byRole.get(jobRole) ?? [];
+      return {
+        jobRole,
+        estimatedHours: sum(group.map((m) => m.estimatedHours)),
+        loggedHours: sum(group.map((m) => m.loggedHours)),
+        estimatedCost: sum(group.map((m) => m.estimatedCost)),
+        actualCost: sum(group.map((m) => m.actualCost)),
+        members: group,
+      };
+    });
+}
+
+export function variance(totals: TaskTotals): Decimal {
+  return totals.totalEstimatedCost.minus(totals.totalActualCost);
+}

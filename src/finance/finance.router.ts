@@ -1,0 +1,41 @@
+import { Router } from 'express';
+import type { Knex } from 'knex';
+import { actorOf } from '../http/auth';
+import { sendSuccess } from '../http/respond';
+import { parseBody, parseId, parseQuery } from '../http/validate';
+import { breakdownQuery, fixedCostBody, projectTasksQuery } from './finance.schemas';
+import * as service from './finance.service';
+
+export function financeRouter(db: Knex): Router {
+  const router = Router();
+  router.get('/project-finance/task/:id/breakdown', async (req, res) => {
+    const id = parseId(req.params.id);
+    const query = parseQuery(breakdownQuery, req.query);
+    const { financeVersion, body } = await service.getBreakdown(db, actorOf(req).teamId, id, query.include_subtasks);
+    res.setHeader('ETag', service.etagOf(financeVersion));
+    sendSuccess(res, body);
+  });
+  router.get('/project-finance/project/:project_id/tasks', async (req, res) => {
+    const projectId = parseId(req.params.project_id, 'project_id');
+    const query = parseQuery(projectTasksQuery, req.query);
+    sendSuccess(res, await service.listProjectTasks(db, actorOf(req).teamId, projectId, query));
+  });
+  router.put('/project-finance/task/:task_id/fixed-cost', async (req, res) => {
+    const id = parseId(req.params.task_id, 'task_id');
+    const body = parseBody(fixedCostBody, req.body);
+    const { financeVersion, body: summary } = await service.updateFixedCost(
+      db,
+      actorOf(req),
+      id,
+      body.fixed_cost,
+      req.headers['if-match'],
+    );
+    res.setHeader('ETag', service.etagOf(financeVersion));
+    sendSuccess(res, summary);
+  });
+  router.get('/project-finance/task/:task_id/fixed-cost/history', async (req, res) => {
+    const id = parseId(req.params.task_id, 'task_id');
+    sendSuccess(res, await service.fixedCostHistory(db, actorOf(req).teamId, id));
+  });
+  return router;
+}

@@ -1,0 +1,269 @@
+import type { Knex } from 'knex';
+import type { Actor } from '../auth/roles';
+import { AppError, notFound } from '../http/errors';
+import { checkAmountDecimals } from '../http/validate';
+import { getProject } from '../projects/projects.service';
+import { listFixedCostChanges } from '../tasks/tasks.repository';
+import { recordFixedCost, requireTask } from '../tasks/tasks.service';
+import {
+  MemberFigures,
+  MemberInput,
+  TaskFinance,
+  TaskTotals,
+  UNASSIGNED_ROLE,
+  addTotals,
+  compareMembers,
+  combineTaskFinances,
+  computeTaskFinance,
+  groupByRole,
+  variance,
+} from './calculator';
+import { ZERO, toDecimal } from './money';
+import * as repo from './finance.repository';
+import type { ProjectTasksQuery } from './finance.schemas';
+
+type TaskIdentity = { id: string; name: string; project_id: string; billable: boolean };
+
+function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<string, MemberInput[]> {
+  const byTask = new Map<string, MemberInput[]>();
+  for (const row of rows) {
+    const list = byTask.get(row.task_id) ?? [];
+    list.push({
+      teamMemberId: row.team_member_id,
+      name: row.name,
+      avatarUrl: row.avatar_url,
+      jobRole: row.job_role,
+      hourlyRate: row.hourly_rate === null ? null : toDecimal(row.hourly_rate),
+      isAssignee: row.is_assignee,
+      loggedSeconds: Number(row.logged_seconds),
+    });
+    byTask.set(row.task_id, list);
+  }
+  return byTask;
+}
+
+function financeOf(task: repo.FinanceTaskRow, members: readonly MemberInput[] | undefined, currency: string): TaskFinance {
+  return computeTaskFinance(
+    { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members: members ?? [] },
+    currency,
+  );
+}
+
+function presentTotals(totals: TaskTotals) {
+  return {
+    estimated_hours: totals.estimatedHours,
+    logged_hours: totals.loggedHours,
+    estimated_labor_cost: totals.estimatedLaborCost,
+    actual_labor_cost: totals.actualLaborCost,
+    fixed_cost: totals.fixedCost,
+    total_estimated_cost: totals.totalEstimatedCost,
+    total_actual_cost: totals.totalActualCost,
+  };
+}
+
+function presentSummary(task: TaskIdentity, currency: string, totals: TaskTotals) {
+  return {
+    id: task.id,
+    name: task.name,
+    project_id: task.project_id,
+    billable: task.billable,
+    currency,
+    ...presentTotals(totals),
+  };
+}
+
+function presentMember(member: MemberFigures) {
+  return {
+    team_member_id: member.teamMemberId,
+    name: member.name,
+    avatar_url: member.avatarUrl,
+    hourly_rate: member.hourlyRate,
+    estimated_hours: member.estimatedHours,
+    logged_hours: member.loggedHours,
+    estimated_cost: member.estimatedCost,
+    actual_cost: member.actualCost,
+  };
+}
+
+/** Computes a task's finance, alone or with its non-archived descendants, in two or three queries. */
+async function taskFinance(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean) {
+  const task = await requireTask(db, teamId, taskId);
+  const scope: repo.Scope = { kind: includeSubtasks ? 'subtree' : 'task', projectId: task.project_id, taskId };
+  const [tasks, participants] = await Promise.all([
+    includeSubtasks ? repo.tasksInScope(db, teamId, scope) : Promise.resolve([task]),
+    repo.participantsInScope(db, teamId, scope),
+  ]);
+  const membersByTask = memberInputsByTask(participants);
+  const finance = combineTaskFinances(tasks.map((t) => financeOf(t, membersByTask.get(t.id), task.currency)));
+  return { task, finance };
+}
+
+export async function getBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean) {
+  const { task, finance } = await taskFinance(db, teamId, taskId, includeSubtasks);
+  return {
+    financeVersion: task.finance_version,
+    body: {
+      task: presentSummary(task, task.currency, finance.totals),
+      grouped_members: groupByRole(finance.members).map((group) => ({
+        jobRole: group.jobRole,
+        estimated_hours: group.estimatedHours,
+        logged_hours: group.loggedHours,
+        estimated_cost: group.estimatedCost,
+        actual_cost: group.actualCost,
+        members: group.members.map(presentMember),
+      })),
+      members: finance.members.map((member) => ({ ...presentMember(member), job_title_name: member.jobRole })),
+    },
+  };
+}
+
+export function matchesIfMatch(header: string | undefined, version: number): boolean {
+  if (header === undefined) return true;
+  return header
+    .split(',')
+    .map((tag) => tag.trim().replace(/^W\//, ''))
+    .some((tag) => tag === '*' || tag === etagOf(version));
+}
+
+export const etagOf = (version: number) => `"${version}"`;
+
+export async function updateFixedCost(db: Knex, actor: Actor, taskId: string, fixedCost: number, ifMatch: string | undefined) {
+  await db.transaction(async (trx) => {
+    const task = await requireTask(trx, actor.teamId, taskId, true);
+    checkAmountDecimals('fixed_cost', fixedCost, task.currency);
+    if (!matchesIfMatch(ifMatch, task.finance_version)) {
+      throw new AppError(412, 'PRECONDITION_FAILED', `If-Match does not match the task's current version ${etagOf(task.finance_version)}`);
+    }
+    await recordFixedCost(trx, actor, task, toDecimal(fixedCost));
+  });
+  const { task, finance } = await taskFinance(db, actor.teamId, taskId, false);
+  return { financeVersion: task.finance_version, body: presentSummary(task, task.currency, finance.totals) };
+}
+
+export async function fixedCostHistory(db: Knex, teamId: string, taskId: string) {
+  await requireTask(db, teamId, taskId);
+  const rows = await listFixedCostChanges(db, teamId, taskId);
+  return rows.map((row) => ({ ...row, old_value: toDecimal(row.old_value), new_value: toDecimal(row.new_value) }));
+}
+
+type ListedTask = { task: repo.FinanceTaskRow; own: TaskFinance; passes: boolean; children: ListedTask[] };
+
+const ZERO_TOTALS = addTotals([]);
+
+/**
+ * One row per listed task: the sums over the task and its descendants that pass the filter. All tasks
+ * of the project are read in one query and their participants in another, then rolled up in memory.
+ */
+export async function listProjectTasks(db: Knex, teamId: string, projectId: string, query: ProjectTasksQuery) {
+  const project = await getProject(db, teamId, projectId);
+  const scope: repo.Scope = { kind: 'project', projectId };
+  const [tasks, participants] = await Promise.all([
+    repo.tasksInScope(db, teamId, scope),
+    repo.participantsInScope(db, teamId, scope),
+  ]);
+  const membersByTask = memberInputsByTask(participants);
+  const passes = (t: repo.FinanceTaskRow) =>
+    query.billable_filter === 'all' || t.billable === (query.billable_filter === 'billable');
+
+  const nodes = new Map<string, ListedTask>();
+  for (const task of tasks) {
+    nodes.set(task.id, { task, own: financeOf(task, membersByTask.get(task.id), project.currency), passes: passes(task), children: [] });
+  }
+  const roots: ListedTask[] = [];
+  for (const node of nodes.values()) {
+    const parent = node.task.parent_task_id === null ? undefined : nodes.get(node.task.parent_task_id);
+    if (node.task.parent_task_id === null) roots.push(node);
+    else parent?.children.push(node);
+  }
+
+  let candidates = roots;
+  if (query.parent_task_id !== undefined) {
+    const parent = nodes.get(query.parent_task_id.toLowerCase());
+    if (!parent) throw notFound('TASK_NOT_FOUND', 'Parent task');
+    candidates = parent.children;
+  }
+
+  const rolled = rollUp(candidates);
+  const rows = candidates
+    .filter((node) => rolled.get(node)?.listed)
+    .map((node) => {
+      const totals = rolled.get(node)?.totals ?? ZERO_TOTALS;
+      return {
+        ...presentSummary(node.task, project.currency, totals),
+        parent_task_id: node.task.parent_task_id,
+        sub_tasks_count: node.children.filter((child) => rolled.get(child)?.listed).length,
+        variance: variance(totals),
+        status: node.task.status,
+        priority: node.task.priority,
+        phase: node.task.phase,
+        assignees: (membersByTask.get(node.task.id) ?? [])
+          .filter((m) => m.isAssignee)
+          .sort(compareMembers)
+          .map((m) => ({
+            team_member_id: m.teamMemberId,
+            name: m.name,
+            avatar_url: m.avatarUrl,
+            job_title_name: m.jobRole ?? UNASSIGNED_ROLE,
+            hourly_rate: m.hourlyRate ?? ZERO,
+          })),
+        totalsForSums: totals,
+      };
+    });
+
+  const body: Record<string, unknown> = {
+    project: { id: project.id, name: project.name, currency: project.currency, budget: project.budget === null ? null : toDecimal(project.budget) },
+    tasks: rows.map(({ totalsForSums: _omit, ...row }) => row),
+    totals: presentListSums(rows.map((row) => row.totalsForSums)),
+  };
+  if (query.group_by) body.groups = groupRows(rows, query.group_by);
+  return body;
+}
+
+/**
+ * Rolled-up totals of every node under `candidates`, computed bottom-up without recursion (trees may be
+ * deep): a node is listed when it or a descendant passes the filter.
+ */
+function rollUp(candidates: readonly ListedTask[]): Map<ListedTask, { totals: TaskTotals; listed: boolean }> {
+  const result = new Map<ListedTask, { totals: TaskTotals; listed: boolean }>();
+  const order: ListedTask[] = [];
+  const stack = [...candidates];
+  while (stack.length) {
+    const node = stack.pop() as ListedTask;
+    order.push(node);
+    stack.push(...node.children);
+  }
+  for (const node of order.reverse()) {
+    const parts = node.children.map((child) => result.get(child) ?? { totals: ZERO_TOTALS, listed: false });
+    const own = node.passes ? [node.own.totals] : [];
+    result.set(node, {
+      totals: addTotals([...own, ...parts.map((p) => p.totals)]),
+      listed: node.passes || parts.some((p) => p.listed),
+    });
+  }
+  return result;
+}
+
+function presentListSums(all: readonly TaskTotals[]) {
+  const totals = addTotals(all);
+  return { ...presentTotals(totals), variance: variance(totals) };
+}
+
+type GroupableRow = { id: string; status: string | null; priority: string | null; phase: string | null; totalsForSums: TaskTotals };
+
+const NONE_GROUP = 'None';
+
+function groupRows(rows: readonly GroupableRow[], field: 'status' | 'priority' | 'phase') {
+  const groups = new Map<string, GroupableRow[]>();
+  for (const row of rows) {
+    const name = row[field] ?? NONE_GROUP;
+    groups.set(name, [...(groups.get(name) ?? []), row]);
+  }
+  const rank = (name: string) => (name === NONE_GROUP ? 1 : 0);
+  return [...groups.entries()]
+    .sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0))
+    .map(([groupName, members]) => ({
+      group_name: groupName,
+      task_ids: members.map((row) => row.id),
+      ...presentListSums(members.map((row) => row.totalsForSums)),
+    }));
+}

@@ -1,0 +1,80 @@
+import DecimalJs from 'decimal.js';
+
+/*
+ * The only place that knows currencies' minor units and how to round. Everything is exact decimal
+ * arithmetic; ROUND_HALF_UP in decimal.js rounds half away from zero, as the contract requires.
+ */
+export const Decimal = DecimalJs.clone({
+  precision: 60,
+  rounding: DecimalJs.ROUND_HALF_UP,
+  toExpNeg: -40,
+  toExpPos: 60,
+});
+export type Decimal = DecimalJs;
+
+export const ZERO: Decimal = new Decimal(0);
+
+export const HOURS_DECIMALS = 2;
+
+/** ISO 4217 currencies whose minor unit is not 2 digits. */
+const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
+  BIF: 0, CLP: 0, DJF: 0, GNF: 0, ISK: 0, JPY: 0, KMF: 0, KRW: 0, PYG: 0, RWF: 0, UGX: 0, UYI: 0,
+  VND: 0, VUV: 0, XAF: 0, XOF: 0, XPF: 0,
+  BHD: 3, IQD: 3, JOD: 3, KWD: 3, LYD: 3, OMR: 3, TND: 3,
+  CLF: 4, UYW: 4,
+};
+
+/** Codes that are not money (precious metals, testing, "no currency"). */
+const NON_MONEY_CODES = new Set(['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XPD', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX']);
+
+const knownCurrencies = new Set(Intl.supportedValuesOf('currency'));
+
+export function isSupportedCurrency(code: string): boolean {
+  return /^[A-Z]{3}$/.test(code) && knownCurrencies.has(code) && !NON_MONEY_CODES.has(code);
+}
+
+/** Digits after the decimal point of the currency's minor unit (2 for USD, 0 for JPY, 3 for KWD). */
+export function minorUnit(currency: string): number {
+  return MINOR_UNIT_EXCEPTIONS[currency] ?? 2;
+}
+
+export function roundMoney(amount: Decimal, currency: string): Decimal {
+  return amount.toDecimalPlaces(minorUnit(currency), Decimal.ROUND_HALF_UP);
+}
+
+export function roundHours(hours: Decimal): Decimal {
+  return hours.toDecimalPlaces(HOURS_DECIMALS, Decimal.ROUND_HALF_UP);
+}
+
+export function hoursFromSeconds(seconds: number): Decimal {
+  return roundHours(new Decimal(seconds).div(3600));
+}
+
+/** Parses a numeric column or a validated input; never goes through binary floating point for text. */
+export function toDecimal(value: string | number | Decimal): Decimal {
+  return new Decimal(value);
+}
+
+/** Digits after the decimal point needed to write the number exactly (0.1 -> 1, 1e-7 -> 7). */
+export function decimalPlaces(value: number | string): number {
+  return new Decimal(value).decimalPlaces();
+}
+
+export function sum(values: Iterable<Decimal>): Decimal {
+  let total = ZERO;
+  for (const value of values) total = total.plus(value);
+  return total;
+}
+
+/**
+ * Splits `total` hours into `count` shares in hundredths of an hour by the largest-remainder method.
+ * With equal quotas every remainder is equal, so the left-over hundredths go to the first shares.
+ */
+export function splitHours(total: Decimal, count: number): Decimal[] {
+  if (count <= 0) return [];
+  const hundredths = total.times(100);
+  if (!hundredths.isInteger()) throw new RangeError(`Hours to split must have at most 2 decimals: ${total}`);
+  const base = hundredths.divToInt(count);
+  const leftOver = hundredths.minus(base.times(count)).toNumber();
+  return Array.from({ length: count }, (_, index) => base.plus(index < leftOver ? 1 : 0).div(100));
+}

@@ -1,0 +1,46 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Knex } from 'knex';
+import { Actor, Role, roleAllows } from '../auth/roles';
+import { authenticate } from '../auth/tokens.service';
+import { AppError } from './errors';
+
+declare module 'express-serve-static-core' {
+  interface Request {
+    actor?: Actor;
+  }
+}
+
+const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
+
+export function requireToken(db: Knex) {
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    const match = BEARER.exec(req.headers.authorization ?? '');
+    if (!match?.[1]) throw new AppError(401, 'UNAUTHORIZED', 'A bearer token is required (Authorization: Bearer <token>)');
+    const actor = await authenticate(db, match[1]);
+    if (!actor) throw new AppError(401, 'UNAUTHORIZED', 'The bearer token is invalid or revoked');
+    req.actor = actor;
+    next();
+  };
+}
+
+/** The caller, as established by requireToken. */
+export function actorOf(req: Request): Actor {
+  if (!req.actor) throw new AppError(401, 'UNAUTHORIZED', 'A bearer token is required');
+  return req.actor;
+}
+
+export function requireRole(role: Role) {
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const actor = actorOf(req);
+    if (!roleAllows(actor.role, role)) {
+      throw new AppError(403, 'FORBIDDEN', `This operation needs the ${role} role; the token has ${actor.role}`);
+    }
+    next();
+  };
+}
+
+/** Reads need a viewer, writes an editor; routes that need more say so themselves. */
+export function roleByMethod(req: Request, res: Response, next: NextFunction) {
+  const reading = req.method === 'GET' || req.method === 'HEAD';
+  requireRole(reading ? 'viewer' : 'editor')(req, res, next);
+}

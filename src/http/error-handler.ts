@@ -1,0 +1,56 @@
+import type { NextFunction, Request, Response } from 'express';
+import type { Logger } from '../logger';
+import { AppError } from './errors';
+import { sendJson } from './respond';
+
+type BodyParserError = Error & { type?: string; status?: number };
+type DriverError = Error & { code?: string };
+
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300']);
+
+/** Turns anything thrown into the contract's error envelope; only AppError messages reach clients. */
+function toAppError(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  const e = err as BodyParserError & DriverError;
+  switch (e?.type) {
+    case 'entity.parse.failed':
+      return new AppError(400, 'MALFORMED_JSON', 'The request body is not valid JSON');
+    case 'entity.too.large':
+      return new AppError(413, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 100 KiB');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON');
+  }
+  if (e?.name === 'KnexTimeoutError' || (e?.code && UNAVAILABLE_CODES.has(e.code))) {
+    return new AppError(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly');
+  }
+  if (e?.code === '40001' || e?.code === '40P01') {
+    return new AppError(503, 'SERVICE_UNAVAILABLE', 'The request collided with a concurrent change; try again');
+  }
+  return new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred');
+}
+
+export function errorHandler(logger: Logger) {
+  // Express recognises an error handler by its four parameters.
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    const appError = toAppError(err);
+    if (appError.status >= 500) logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
+    if (res.headersSent) return;
+    const error: Record<string, unknown> = { code: appError.code, message: appError.message };
+    if (appError.details?.length) error.details = appError.details;
+    sendJson(res, appError.status, { success: false, error });
+  };
+}
+
+export function routeNotFound(req: Request) {
+  throw new AppError(404, 'ROUTE_NOT_FOUND', `No route for ${req.method} ${req.path}`);
+}
+
+/** Bodies that are sent but are not JSON are refused before parsing. */
+export function requireJsonBody(req: Request, _res: Response, next: NextFunction) {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !req.is(['application/json', 'application/*+json'])) {
+    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)');
+  }
+  next();
+}

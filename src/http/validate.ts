@@ -1,0 +1,80 @@
+import { z } from 'zod';
+import { AppError, ErrorCode, ErrorDetail, fieldError, validationError } from './errors';
+import { decimalPlaces, minorUnit } from '../finance/money';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+// Control characters (C0, DEL, C1) are refused in every text field; notes may still hold tabs and newlines.
+const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
+const CONTROL_CHARS_EXCEPT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
+
+export const uuid = () => z.string().regex(UUID, 'must be a UUID');
+
+export const name = (max = 200) =>
+  z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(max, `must be at most ${max} characters`)
+    .refine((text) => !CONTROL_CHARS.test(text), 'must not contain control characters');
+
+export const note = (max = 2000) =>
+  z
+    .string()
+    .max(max, `must be at most ${max} characters`)
+    .refine((text) => !CONTROL_CHARS_EXCEPT_LINES.test(text), 'must not contain control characters');
+
+/** A JSON number (never a string), finite, within bounds, with at most `decimals` digits after the point. */
+export const decimalNumber = (opts: { min: number; max: number; decimals?: number }) => {
+  const base = z
+    .number({ error: (issue) => (issue.input === undefined ? 'is required' : 'must be a JSON number') })
+    .min(opts.min, `must be at least ${opts.min}`)
+    .max(opts.max, `must be at most ${opts.max}`);
+  if (opts.decimals === undefined) return base;
+  const decimals = opts.decimals;
+  return base.refine((value) => decimalPlaces(value) <= decimals, `must have at most ${decimals} decimals`);
+};
+
+export const isoTimestamp = () =>
+  z.iso.datetime({ offset: true, message: 'must be an ISO 8601 timestamp with offset, e.g. 2026-11-20T09:30:00Z' });
+
+function detailsOf(error: z.ZodError): ErrorDetail[] {
+  return error.issues.flatMap((issue) => {
+    const at = issue.path.map(String).join('.');
+    if (issue.code === 'unrecognized_keys') {
+      return issue.keys.map((key) => ({ path: at ? `${at}.${key}` : key, message: 'is not a known field' }));
+    }
+    return [{ path: at || '(body)', message: issue.message }];
+  });
+}
+
+function describe(details: ErrorDetail[]): string {
+  return details.map((d) => `${d.path} ${d.message}`).join('; ');
+}
+
+export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  const parsed = schema.safeParse(body ?? {});
+  if (parsed.success) return parsed.data;
+  const details = detailsOf(parsed.error);
+  throw validationError(`Invalid request body: ${describe(details)}`, details);
+}
+
+export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.infer<S> {
+  const parsed = schema.safeParse(query ?? {});
+  if (parsed.success) return parsed.data;
+  const details = detailsOf(parsed.error);
+  throw validationError(`Invalid query: ${describe(details)}`, details);
+}
+
+/** A path id that is not a UUID is a 400, never a lookup. */
+export function parseId(value: unknown, label = 'id', code: ErrorCode = 'INVALID_ID'): string {
+  if (typeof value === 'string' && UUID.test(value)) return value.toLowerCase();
+  throw new AppError(400, code, `${label} must be a UUID`, [{ path: label, message: 'must be a UUID' }]);
+}
+
+/** An amount in a currency may not have more decimals than the currency's minor unit (1.5 JPY is refused). */
+export function checkAmountDecimals(path: string, value: number, currency: string): void {
+  const allowed = minorUnit(currency);
+  if (decimalPlaces(value) > allowed) {
+    throw fieldError(path, `must have at most ${allowed} decimals for ${currency}`);
+  }
+}

@@ -1,0 +1,19 @@
+import { Router } from 'express';
+import type { Knex } from 'knex';
+import { actorOf } from '../http/auth';
+import { sendSuccess } from '../http/respond';
+import { parseBody } from '../http/validate';
+import { createJobRoleBody } from './job-roles.schemas';
+import * as service from './job-roles.service';
+
+export function jobRolesRouter(db: Knex): Router {
+  const router = Router();
+  router.post('/job-roles', async (req, res) => {
+    const body = parseBody(createJobRoleBody, req.body);
+    sendSuccess(res, await service.createJobRole(db, actorOf(req).teamId, body.name), 201);
+  });
+  router.get('/job-roles', async (req, res) => {
+    sendSuccess(res, await service.listJobRoles(db, actorOf(req).teamId));
+  });
+  return router;
+}

@@ -1,0 +1,146 @@
+import type { Knex } from 'knex';
+
+export type ProjectRow = {
+  id: string;
+  name: string;
+  currency: string;
+  budget: string | null;
+  created_at: Date;
+  updated_at: Date;
+};
+
+const COLUMNS = ['id', 'name', 'currency', 'budget', 'created_at', 'updated_at'];
+
+/** Rate-card rows all take effect from this date until dated rates are introduced. */
+export const RATE_EFFECTIVE_SINCE_ALWAYS = '1970-01-01';
+
+export async function insertProject(
+  db: Knex,
+  teamId: string,
+  fields: { name: string; currency: string; budget: string | null },
+): Promise<ProjectRow> {
+  const [row] = await db('projects').insert({ team_id: teamId, ...fields }).returning(COLUMNS);
+  return row;
+}
+
+export async function findProject(db: Knex, teamId: string, id: string, lock = false): Promise<ProjectRow | undefined> {
+  const query = db('projects').where({ team_id: teamId, id }).first(COLUMNS);
+  return lock ? query.forUpdate() : query;
+}
+
+export async function listProjects(db: Knex, teamId: string): Promise<ProjectRow[]> {
+  return db('projects').where({ team_id: teamId }).select(COLUMNS).orderBy([{ column: 'name' }, { column: 'id' }]);
+}
+
+export async function updateProject(
+  db: Knex,
+  teamId: string,
+  id: string,
+  fields: Partial<{ name: string; currency: string; budget: string | null }>,
+): Promise<ProjectRow> {
+  const [row] = await db('projects')
+    .where({ team_id: teamId, id })
+    .update({ ...fields, updated_at: db.fn.now() })
+    .returning(COLUMNS);
+  return row;
+}
+
+/** Whether any stored amount of the project has more decimals than `decimals` (blocks a currency change). */
+export async function hasAmountsFinerThan(db: Knex, teamId: string, projectId: string, decimals: number): Promise<boolean> {
+  const result = await db.raw(
+    `select exists (
+       select 1 from tasks where team_id = :teamId and project_id = :projectId and fixed_cost <> round(fixed_cost, :decimals)
+       union all
+       select 1 from project_rate_cards where team_id = :teamId and project_id = :projectId and hourly_rate <> round(hourly_rate, :decimals)
+       union all
+       select 1 from projects where team_id = :teamId and id = :projectId and budget <> round(budget, :decimals)
+     ) as finer`,
+    { teamId, projectId, decimals },
+  );
+  return Boolean(result.rows[0]?.finer);
+}
+
+export type RateCardEntry = { job_role_id: string; job_role_name: string; hourly_rate: string };
+
+/** The rates in force today, one per job role. */
+export async function currentRateCard(db: Knex, teamId: string, projectId: string): Promise<RateCardEntry[]> {
+  return db('project_rate_cards as rc')
+    .join('job_roles as jr', function joinRole() {
+      this.on('jr.team_id', 'rc.team_id').andOn('jr.id', 'rc.job_role_id');
+    })
+    .where({ 'rc.team_id': teamId, 'rc.project_id': projectId })
+    .whereRaw('rc.effective_from <= current_date')
+    .distinctOn('rc.job_role_id')
+    .select('rc.job_role_id', 'jr.name as job_role_name', 'rc.hourly_rate')
+    .orderBy([{ column: 'rc.job_role_id' }, { column: 'rc.effective_from', order: 'desc' }]);
+}
+
+export async function replaceRateCard(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  roles: readonly { job_role_id: string; hourly_rate: string }[],
+): Promise<void> {
+  await db('project_rate_cards').where({ team_id: teamId, project_id: projectId }).delete();
+  if (roles.length === 0) return;
+  await db('project_rate_cards').insert(
+    roles.map((r) => ({ team_id: teamId, project_id: projectId, effective_from: RATE_EFFECTIVE_SINCE_ALWAYS, ...r })),
+  );
+}
+
+export type ProjectMemberEntry = {
+  team_member_id: string;
+  name: string;
+  job_role_id: string | null;
+  job_role_name: string | null;
+};
+
+export async function listProjectMembers(db: Knex, teamId: string, projectId: string, memberId?: string): Promise<ProjectMemberEntry[]> {
+  const query = db('project_members as pm')
+    .join('team_members as m', function joinMember() {
+      this.on('m.team_id', 'pm.team_id').andOn('m.id', 'pm.team_member_id');
+    })
+    .leftJoin('job_roles as jr', function joinRole() {
+      this.on('jr.team_id', 'pm.team_id').andOn('jr.id', 'pm.job_role_id');
+    })
+    .where({ 'pm.team_id': teamId, 'pm.project_id': projectId })
+    .select('pm.team_member_id', 'm.name', 'pm.job_role_id', 'jr.name as job_role_name')
+    .orderBy([{ column: 'm.name' }, { column: 'pm.team_member_id' }]);
+  return memberId ? query.andWhere('pm.team_member_id', memberId) : query;
+}
+
+/** Adds the member to the project or changes its role; true when it was added. */
+export async function upsertProjectMember(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  memberId: string,
+  jobRoleId: string | null,
+): Promise<boolean> {
+  const result = await db.raw(
+    `insert into project_members (team_id, project_id, team_member_id, job_role_id)
+     values (?, ?, ?, ?)
+     on conflict (team_id, project_id, team_member_id) do update set job_role_id = excluded.job_role_id
+     returning (xmax = 0) as inserted`,
+    [teamId, projectId, memberId, jobRoleId],
+  );
+  return Boolean(result.rows[0]?.inserted);
+}
+
+export async function deleteProjectMember(db: Knex, teamId: string, projectId: string, memberId: string): Promise<number> {
+  return db('project_members').where({ team_id: teamId, project_id: projectId, team_member_id: memberId }).delete();
+}
+
+/** Names of the non-archived tasks of the project that the member is assigned to (at most a few). */
+export async function tasksAssignedTo(db: Knex, teamId: string, projectId: string, memberId: string): Promise<string[]> {
+  const rows: { name: string }[] = await db('task_assignees as a')
+    .join('tasks as t', function joinTask() {
+      this.on('t.team_id', 'a.team_id').andOn('t.id', 'a.task_id');
+    })
+    .where({ 'a.team_id': teamId, 'a.team_member_id': memberId, 't.project_id': projectId })
+    .whereNull('t.archived_at')
+    .select('t.name')
+    .orderBy('t.name')
+    .limit(5);
+  return rows.map((r) => r.name);
+}

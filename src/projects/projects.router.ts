@@ -1,0 +1,52 @@
+import { Router } from 'express';
+import type { Knex } from 'knex';
+import { actorOf, requireRole } from '../http/auth';
+import { sendSuccess } from '../http/respond';
+import { parseBody, parseId } from '../http/validate';
+import { createProjectBody, projectMemberBody, rateCardBody, updateProjectBody } from './projects.schemas';
+import * as service from './projects.service';
+
+export function projectsRouter(db: Knex): Router {
+  const router = Router();
+  router.post('/projects', async (req, res) => {
+    const body = parseBody(createProjectBody, req.body);
+    sendSuccess(res, await service.createProject(db, actorOf(req).teamId, body), 201);
+  });
+  router.get('/projects', async (req, res) => {
+    sendSuccess(res, await service.listProjects(db, actorOf(req).teamId));
+  });
+  router.get('/projects/:id', async (req, res) => {
+    sendSuccess(res, await service.getProject(db, actorOf(req).teamId, parseId(req.params.id)));
+  });
+  router.patch('/projects/:id', async (req, res) => {
+    const id = parseId(req.params.id);
+    const body = parseBody(updateProjectBody, req.body);
+    sendSuccess(res, await service.updateProject(db, actorOf(req).teamId, id, body));
+  });
+
+  router.get('/projects/:id/rate-card', async (req, res) => {
+    sendSuccess(res, await service.getRateCard(db, actorOf(req).teamId, parseId(req.params.id)));
+  });
+  router.put('/projects/:id/rate-card', requireRole('admin'), async (req, res) => {
+    const id = parseId(req.params.id);
+    const body = parseBody(rateCardBody, req.body);
+    sendSuccess(res, await service.replaceRateCard(db, actorOf(req).teamId, id, body));
+  });
+
+  router.get('/projects/:id/members', async (req, res) => {
+    sendSuccess(res, await service.listProjectMembers(db, actorOf(req).teamId, parseId(req.params.id)));
+  });
+  router.put('/projects/:id/members/:team_member_id', requireRole('admin'), async (req, res) => {
+    const id = parseId(req.params.id);
+    const memberId = parseId(req.params.team_member_id, 'team_member_id');
+    const body = parseBody(projectMemberBody, req.body);
+    const { added, member } = await service.setProjectMember(db, actorOf(req).teamId, id, memberId, body.job_role_id);
+    sendSuccess(res, member, added ? 201 : 200);
+  });
+  router.delete('/projects/:id/members/:team_member_id', requireRole('admin'), async (req, res) => {
+    const id = parseId(req.params.id);
+    const memberId = parseId(req.params.team_member_id, 'team_member_id');
+    sendSuccess(res, await service.removeProjectMember(db, actorOf(req).teamId, id, memberId));
+  });
+  return router;
+}

@@ -1,0 +1,29 @@
+import { z } from 'zod';
+import { decimalNumber, name, uuid } from '../http/validate';
+
+export const MAX_AMOUNT = 1_000_000_000;
+
+const currency = z
+  .string()
+  .regex(/^[A-Z]{3}$/, 'must be an ISO 4217 code in capitals, e.g. USD');
+
+// Decimals are checked against the project's currency by the service.
+const amount = () => decimalNumber({ min: 0, max: MAX_AMOUNT });
+
+export const createProjectBody = z
+  .object({ name: name(200), currency: currency.optional(), budget: amount().nullable().optional() })
+  .strict();
+
+export const updateProjectBody = z
+  .object({ name: name(200).optional(), currency: currency.optional(), budget: amount().nullable().optional() })
+  .strict();
+
+export const rateCardBody = z
+  .object({
+    roles: z
+      .array(z.object({ job_role_id: uuid(), hourly_rate: amount() }).strict())
+      .max(1000, 'must have at most 1000 entries'),
+  })
+  .strict();
+
+export const projectMemberBody = z.object({ job_role_id: uuid().nullable() }).strict();

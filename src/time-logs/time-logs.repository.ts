@@ -1,0 +1,48 @@
+import type { Knex } from 'knex';
+
+export type TimeLogRow = {
+  id: string;
+  task_id: string;
+  team_member_id: string;
+  seconds: number;
+  logged_at: Date;
+  note: string | null;
+  created_at: Date;
+};
+
+const COLUMNS = ['id', 'task_id', 'team_member_id', 'seconds', 'logged_at', 'note', 'created_at'];
+
+/** Adds `seconds` (negative to remove) to the running total of the task and member. */
+async function addToMemberTotal(db: Knex, teamId: string, taskId: string, memberId: string, seconds: number, logs: number) {
+  await db.raw(
+    `insert into task_member_time as tmt (team_id, task_id, team_member_id, total_seconds, log_count)
+     values (?, ?, ?, ?, ?)
+     on conflict (team_id, task_id, team_member_id) do update
+       set total_seconds = tmt.total_seconds + excluded.total_seconds, log_count = tmt.log_count + excluded.log_count`,
+    [teamId, taskId, memberId, seconds, logs],
+  );
+}
+
+export async function insertTimeLog(
+  db: Knex,
+  teamId: string,
+  log: { task_id: string; team_member_id: string; seconds: number; logged_at?: string; note?: string | null },
+): Promise<TimeLogRow> {
+  const [row] = await db('time_logs').insert({ team_id: teamId, ...log }).returning(COLUMNS);
+  await addToMemberTotal(db, teamId, log.task_id, log.team_member_id, log.seconds, 1);
+  return row;
+}
+
+export async function deleteTimeLog(db: Knex, teamId: string, id: string): Promise<TimeLogRow | undefined> {
+  const [row]: TimeLogRow[] = await db('time_logs').where({ team_id: teamId, id }).delete().returning(COLUMNS);
+  if (row) await addToMemberTotal(db, teamId, row.task_id, row.team_member_id, -row.seconds, -1);
+  return row;
+}
+
+export async function listTimeLogs(db: Knex, teamId: string, taskId: string): Promise<TimeLogRow[]> {
+  return db('time_logs')
+    .where({ team_id: teamId, task_id: taskId })
+    .select(COLUMNS)
+    .orderBy([{ column: 'logged_at', order: 'desc' }, { column: 'id' }])
+    .limit(10_000);
+}

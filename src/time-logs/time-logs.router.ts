@@ -1,0 +1,23 @@
+import { Router } from 'express';
+import type { Knex } from 'knex';
+import { actorOf } from '../http/auth';
+import { sendSuccess } from '../http/respond';
+import { parseBody, parseId } from '../http/validate';
+import { createTimeLogBody } from './time-logs.schemas';
+import * as service from './time-logs.service';
+
+export function timeLogsRouter(db: Knex): Router {
+  const router = Router();
+  router.post('/tasks/:id/time-logs', async (req, res) => {
+    const taskId = parseId(req.params.id);
+    const body = parseBody(createTimeLogBody, req.body);
+    sendSuccess(res, await service.createTimeLog(db, actorOf(req).teamId, taskId, body), 201);
+  });
+  router.get('/tasks/:id/time-logs', async (req, res) => {
+    sendSuccess(res, await service.listTimeLogs(db, actorOf(req).teamId, parseId(req.params.id)));
+  });
+  router.delete('/time-logs/:id', async (req, res) => {
+    sendSuccess(res, await service.deleteTimeLog(db, actorOf(req).teamId, parseId(req.params.id)));
+  });
+  return router;
+}

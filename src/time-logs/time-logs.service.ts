@@ -1,0 +1,43 @@
+import type { Knex } from 'knex';
+import { fieldError, notFound } from '../http/errors';
+import { hoursFromSeconds } from '../finance/money';
+import { requireTask } from '../tasks/tasks.service';
+import { existingTeamMemberIds } from '../team-members/team-members.repository';
+import * as repo from './time-logs.repository';
+import type { CreateTimeLogBody } from './time-logs.schemas';
+
+function presentTimeLog(row: repo.TimeLogRow) {
+  return { ...row, hours: hoursFromSeconds(row.seconds) };
+}
+
+/** Hours are stored as whole seconds, rounded to the nearest second. */
+const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? Math.round((body.hours ?? 0) * 3600);
+
+export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
+  return db.transaction(async (trx) => {
+    await requireTask(trx, teamId, taskId);
+    const memberId = body.team_member_id.toLowerCase();
+    if (!(await existingTeamMemberIds(trx, teamId, [memberId])).has(memberId)) {
+      throw fieldError('team_member_id', 'is not a member of this team');
+    }
+    const row = await repo.insertTimeLog(trx, teamId, {
+      task_id: taskId,
+      team_member_id: memberId,
+      seconds: secondsOf(body),
+      logged_at: body.logged_at,
+      note: body.note ?? null,
+    });
+    return presentTimeLog(row);
+  });
+}
+
+export async function listTimeLogs(db: Knex, teamId: string, taskId: string) {
+  await requireTask(db, teamId, taskId);
+  return (await repo.listTimeLogs(db, teamId, taskId)).map(presentTimeLog);
+}
+
+export async function deleteTimeLog(db: Knex, teamId: string, id: string) {
+  const row = await db.transaction((trx) => repo.deleteTimeLog(trx, teamId, id));
+  if (!row) throw notFound('TIME_LOG_NOT_FOUND', 'Time log');
+  return presentTimeLog(row);
+}

@@ -1,0 +1,82 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomUUID } from 'node:crypto';
+import type { Express } from 'express';
+import request from 'supertest';
+import { createApp } from '../../src/app';
+import { createDb, Db } from '../../src/db/knex';
+import { createLogger, Logger } from '../../src/logger';
+import { createTeamWithAdmin } from '../../src/teams/teams.service';
+import { backendFromEnv, scratchDir } from './backend';
+
+/** Requests through the real Express app, with a bearer token (or none). */
+export class Api {
+  constructor(
+    readonly app: Express,
+    readonly token: string | undefined,
+  ) {}
+
+  as(token: string | undefined): Api {
+    return new Api(this.app, token);
+  }
+
+  private authorised(test: request.Test): request.Test {
+    return this.token ? test.set('Authorization', `Bearer ${this.token}`) : test;
+  }
+
+  get(url: string) {
+    return this.authorised(request(this.app).get(url));
+  }
+  delete(url: string) {
+    return this.authorised(request(this.app).delete(url));
+  }
+  post(url: string, body?: unknown) {
+    const test = this.authorised(request(this.app).post(url));
+    return body === undefined ? test : test.send(body as object);
+  }
+  put(url: string, body?: unknown) {
+    const test = this.authorised(request(this.app).put(url));
+    return body === undefined ? test : test.send(body as object);
+  }
+  patch(url: string, body?: unknown) {
+    const test = this.authorised(request(this.app).patch(url));
+    return body === undefined ? test : test.send(body as object);
+  }
+}
+
+export type Harness = {
+  db: Db;
+  app: Express;
+  /** An admin of a team of this test file's own, so files never see each other's data. */
+  api: Api;
+  teamId: string;
+  close(): Promise<void>;
+};
+
+/** Opens the suite's database (see backend.ts) and a fresh team in it. */
+export async function startHarness(opts: { logger?: Logger } = {}): Promise<Harness> {
+  const backend = backendFromEnv();
+  let cleanup = () => {};
+  let db: Db;
+  if (backend.kind === 'postgres') {
+    db = createDb({ kind: 'postgres', url: backend.url });
+  } else {
+    const root = scratchDir('pfs-test-db-');
+    const dataDir = path.join(root, 'data');
+    fs.cpSync(backend.templateDir, dataDir, { recursive: true });
+    db = createDb({ kind: 'pglite', dataDir });
+    cleanup = () => fs.rmSync(root, { recursive: true, force: true });
+  }
+  const app = createApp({ db, logger: opts.logger ?? createLogger('silent') });
+  const { team, token } = await createTeamWithAdmin(db, `test team ${randomUUID()}`);
+  return {
+    db,
+    app,
+    api: new Api(app, token),
+    teamId: team.id,
+    close: async () => {
+      await db.destroy();
+      cleanup();
+    },
+  };
+}

@@ -1,0 +1,164 @@
+import {
+  MemberInput,
+  combineTaskFinances,
+  computeTaskFinance,
+  groupByRole,
+  variance,
+} from '../../src/finance/calculator';
+import { Decimal } from '../../src/finance/money';
+
+const d = (v: string | number) => new Decimal(v);
+const ids = { ann: 'a0000000-0000-4000-8000-000000000001', ben: 'b0000000-0000-4000-8000-000000000002', cy: 'c0000000-0000-4000-8000-000000000003', zed: 'f0000000-0000-4000-8000-000000000009' };
+
+function member(over: Partial<MemberInput> & { teamMemberId: string; name: string }): MemberInput {
+  return { avatarUrl: null, jobRole: null, hourlyRate: null, isAssignee: true, loggedSeconds: 0, ...over };
+}
+
+/** Decimal fields as text, so expectations read like the hand calculation. */
+function plain(value: unknown): unknown {
+  if (Decimal.isDecimal(value)) return (value as Decimal).toFixed();
+  if (Array.isArray(value)) return value.map(plain);
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plain(v)]));
+  return value;
+}
+
+const threeWay = () => [
+  member({ teamMemberId: ids.cy, name: 'Cy', jobRole: 'QA', hourlyRate: d('50.5'), loggedSeconds: 4000 }),
+  member({ teamMemberId: ids.ben, name: 'Ben', jobRole: 'Dev', hourlyRate: d(100) }),
+  member({ teamMemberId: ids.ann, name: 'Ann', jobRole: 'Dev', hourlyRate: d(100), loggedSeconds: 3600 }),
+];
+
+describe('computeTaskFinance', () => {
+  it('splits 10 h three ways, costs each member at its rate and adds the fixed cost to both totals', () => {
+    const result = computeTaskFinance({ estimatedHours: d(10), fixedCost: d('99.99'), members: threeWay() }, 'USD');
+    // Ann 3.34 h x 100 = 334; Ben 3.33 x 100 = 333; Cy 3.33 x 50.5 = 168.165 -> 168.17.
+    // Logged: Ann 3600 s = 1 h -> 100; Cy 4000 s = 1.111 h -> 1.11 x 50.5 = 56.055 -> 56.06.
+    expect(plain(result.members.map((m) => [m.name, m.estimatedHours, m.loggedHours, m.estimatedCost, m.actualCost]))).toEqual([
+      ['Ann', '3.34', '1', '334', '100'],
+      ['Ben', '3.33', '0', '333', '0'],
+      ['Cy', '3.33', '1.11', '168.17', '56.06'],
+    ]);
+    expect(plain(result.totals)).toEqual({
+      estimatedHours: '10',
+      loggedHours: '2.11',
+      estimatedLaborCost: '835.17',
+      actualLaborCost: '156.06',
+      fixedCost: '99.99',
+      totalEstimatedCost: '935.16',
+      totalActualCost: '256.05',
+    });
+    expect(variance(result.totals).toFixed()).toBe('679.11');
+  });
+
+  it('lists a logger who is not an assignee with 0 estimate, and a missing rate as 0 under "Unassigned"', () => {
+    const members = [...threeWay(), member({ teamMemberId: ids.zed, name: 'Zed', isAssignee: false, loggedSeconds: 1800 })];
+    const result = computeTaskFinance({ estimatedHours: d(10), fixedCost: d(0), members }, 'USD');
+    const zed = result.members.find((m) => m.name === 'Zed');
+    expect(plain(zed)).toMatchObject({ jobRole: 'Unassigned', hourlyRate: '0', estimatedHours: '0', loggedHours: '0.5', estimatedCost: '0', actualCost: '0' });
+    // Zed does not take a share of the estimate: the three assignees still split 10 h.
+    expect(plain(result.members.map((m) => m.estimatedHours))).toEqual(['3.34', '3.33', '3.33', '0']);
+    expect(result.totals.loggedHours.toFixed()).toBe('2.61');
+  });
+
+  it('leaves out people who neither are assigned nor logged time', () => {
+    const members = [member({ teamMemberId: ids.zed, name: 'Zed', isAssignee: false, loggedSeconds: 0 })];
+    expect(computeTaskFinance({ estimatedHours: d(1), fixedCost: d(0), members }, 'USD').members).toEqual([]);
+  });
+
+  it('keeps the estimate on a task without assignees and costs it nothing, fixed cost still counting', () => {
+    const members = [member({ teamMemberId: ids.zed, name: 'Zed', isAssignee: false, loggedSeconds: 7200, jobRole: 'Dev', hourlyRate: d(80) })];
+    const result = computeTaskFinance({ estimatedHours: d(8), fixedCost: d(500), members }, 'USD');
+    expect(plain(result.totals)).toEqual({
+      estimatedHours: '8',
+      loggedHours: '2',
+      estimatedLaborCost: '0',
+      actualLaborCost: '160',
+      fixedCost: '500',
+      totalEstimatedCost: '500',
+      totalActualCost: '660',
+    });
+  });
+
+  it('charges nothing for a role whose rate is 0', () => {
+    const members = [member({ teamMemberId: ids.ann, name: 'Ann', jobRole: 'Volunteer', hourlyRate: d(0), loggedSeconds: 36000 })];
+    const result = computeTaskFinance({ estimatedHours: d(5), fixedCost: d(0), members }, 'USD');
+    expect(plain(result.members[0])).toMatchObject({ estimatedHours: '5', loggedHours: '10', estimatedCost: '0', actualCost: '0' });
+  });
+
+  it('rounds to whole yen', () => {
+    const members = ['Ann', 'Ben', 'Cy'].map((name, i) =>
+      member({ teamMemberId: Object.values(ids)[i] as string, name, jobRole: 'Dev', hourlyRate: d(3333) }),
+    );
+    const result = computeTaskFinance({ estimatedHours: d(10), fixedCost: d(1000), members }, 'JPY');
+    // 3.34 x 3333 = 11132.22 -> 11132; 3.33 x 3333 = 11098.89 -> 11099.
+    expect(plain(result.members.map((m) => m.estimatedCost))).toEqual(['11132', '11099', '11099']);
+    expect(result.totals.totalEstimatedCost.toFixed()).toBe('34330');
+  });
+
+  it('rounds to the fils in KWD', () => {
+    const members = [member({ teamMemberId: ids.ann, name: 'Ann', jobRole: 'Dev', hourlyRate: d('12.345'), loggedSeconds: 11988 })];
+    const result = computeTaskFinance({ estimatedHours: d('3.33'), fixedCost: d('0.125'), members }, 'KWD');
+    // 3.33 x 12.345 = 41.10885 -> 41.109; 11988 s = 3.33 h -> the same.
+    expect(plain(result.members[0])).toMatchObject({ estimatedCost: '41.109', actualCost: '41.109' });
+    expect(result.totals.totalActualCost.toFixed()).toBe('41.234');
+  });
+
+  it('stays exact with large values', () => {
+    const members = [member({ teamMemberId: ids.ann, name: 'Ann', jobRole: 'Dev', hourlyRate: d('999999999.99'), loggedSeconds: 3_600_000_000 })];
+    const result = computeTaskFinance({ estimatedHours: d('1000000'), fixedCost: d('1000000000'), members }, 'USD');
+    expect(result.members[0]?.estimatedCost.toFixed()).toBe('999999999990000');
+    expect(result.members[0]?.actualCost.toFixed()).toBe('999999999990000');
+    expect(result.totals.totalEstimatedCost.toFixed()).toBe('1000000999990000');
+  });
+
+  it('orders members by name in code-unit order, then by id', () => {
+    const members = [
+      member({ teamMemberId: ids.cy, name: 'bob' }),
+      member({ teamMemberId: ids.ben, name: 'Alice' }),
+      member({ teamMemberId: ids.ann, name: 'Alice' }),
+      member({ teamMemberId: ids.zed, name: 'alice' }),
+    ];
+    const result = computeTaskFinance({ estimatedHours: d(4), fixedCost: d(0), members }, 'USD');
+    expect(result.members.map((m) => [m.name, m.teamMemberId])).toEqual([
+      ['Alice', ids.ann],
+      ['Alice', ids.ben],
+      ['alice', ids.zed],
+      ['bob', ids.cy],
+    ]);
+  });
+});
+
+describe('groupByRole', () => {
+  it('sums each role over its members, roles by name with "Unassigned" last', () => {
+    const members = [...threeWay(), member({ teamMemberId: ids.zed, name: 'Zed', isAssignee: false, loggedSeconds: 1800 })];
+    const { members: figures } = computeTaskFinance({ estimatedHours: d(10), fixedCost: d(0), members }, 'USD');
+    const groups = groupByRole(figures);
+    expect(plain(groups.map((g) => [g.jobRole, g.estimatedHours, g.loggedHours, g.estimatedCost, g.actualCost, g.members.map((m) => m.name)]))).toEqual([
+      ['Dev', '6.67', '1', '667', '100', ['Ann', 'Ben']],
+      ['QA', '3.33', '1.11', '168.17', '56.06', ['Cy']],
+      ['Unassigned', '0', '0.5', '0', '0', ['Zed']],
+    ]);
+  });
+});
+
+describe('combineTaskFinances', () => {
+  it('sums a member over tasks and the tasks into one total', () => {
+    const parent = computeTaskFinance({ estimatedHours: d(10), fixedCost: d(100), members: threeWay() }, 'USD');
+    const child = computeTaskFinance(
+      { estimatedHours: d(1), fixedCost: d('0.5'), members: [member({ teamMemberId: ids.ann, name: 'Ann', jobRole: 'Dev', hourlyRate: d(100), loggedSeconds: 18 })] },
+      'USD',
+    );
+    const combined = combineTaskFinances([parent, child]);
+    // Ann: 3.34 + 1 h estimated (334 + 100), 1 + 0.01 h logged (100 + 1).
+    expect(plain(combined.members.find((m) => m.name === 'Ann'))).toMatchObject({ estimatedHours: '4.34', loggedHours: '1.01', estimatedCost: '434', actualCost: '101' });
+    expect(plain(combined.totals)).toEqual({
+      estimatedHours: '11',
+      loggedHours: '2.12',
+      estimatedLaborCost: '935.17',
+      actualLaborCost: '157.06',
+      fixedCost: '100.5',
+      totalEstimatedCost: '1035.67',
+      totalActualCost: '257.56',
+    });
+  });
+});

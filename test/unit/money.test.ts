@@ -1,0 +1,99 @@
+import {
+  Decimal,
+  decimalPlaces,
+  hoursFromSeconds,
+  isSupportedCurrency,
+  minorUnit,
+  roundHours,
+  roundMoney,
+  splitHours,
+} from '../../src/finance/money';
+
+const d = (v: string | number) => new Decimal(v);
+const texts = (values: Decimal[]) => values.map((v) => v.toFixed(2));
+
+describe('splitHours (largest remainder, in hundredths)', () => {
+  it('gives the left-over hundredth to the first member: 10 h over 3', () => {
+    expect(texts(splitHours(d(10), 3))).toEqual(['3.34', '3.33', '3.33']);
+  });
+  it('spreads several left-over hundredths: 0.05 h over 3', () => {
+    expect(texts(splitHours(d('0.05'), 3))).toEqual(['0.02', '0.02', '0.01']);
+  });
+  it('can leave a member with 0: 0.01 h over 2', () => {
+    expect(texts(splitHours(d('0.01'), 2))).toEqual(['0.01', '0.00']);
+  });
+  it('splits evenly when it can: 7 h over 7', () => {
+    expect(texts(splitHours(d(7), 7))).toEqual(Array(7).fill('1.00'));
+  });
+  it('always adds up to the estimate: 100.01 h over 6', () => {
+    const shares = splitHours(d('100.01'), 6);
+    expect(texts(shares)).toEqual(['16.67', '16.67', '16.67', '16.67', '16.67', '16.66']);
+    expect(shares.reduce((a, b) => a.plus(b), d(0)).toFixed(2)).toBe('100.01');
+  });
+  it('has no shares without assignees', () => {
+    expect(splitHours(d(10), 0)).toEqual([]);
+  });
+  it('refuses an estimate finer than hundredths', () => {
+    expect(() => splitHours(d('1.005'), 2)).toThrow(RangeError);
+  });
+});
+
+describe('roundMoney (half away from zero, at the minor unit)', () => {
+  it('rounds 1.005 USD up to 1.01, where floating point gives 1', () => {
+    expect(Math.round(1.005 * 100) / 100).toBe(1);
+    expect(roundMoney(d('1.005'), 'USD').toFixed()).toBe('1.01');
+  });
+  it('rounds negative halves away from zero', () => {
+    expect(roundMoney(d('-1.005'), 'USD').toFixed()).toBe('-1.01');
+    expect(roundMoney(d('-1.004'), 'EUR').toFixed()).toBe('-1');
+  });
+  it('uses 0 decimals for JPY', () => {
+    expect(roundMoney(d('11132.22'), 'JPY').toFixed()).toBe('11132');
+    expect(roundMoney(d('1234.5'), 'JPY').toFixed()).toBe('1235');
+  });
+  it('uses 3 decimals for KWD', () => {
+    expect(roundMoney(d('41.10885'), 'KWD').toFixed()).toBe('41.109');
+    expect(roundMoney(d('1.0005'), 'KWD').toFixed()).toBe('1.001');
+  });
+  it('keeps every digit of large values', () => {
+    expect(roundMoney(d('999999999.995'), 'USD').toFixed()).toBe('1000000000');
+    expect(roundMoney(d('1000000').times(d('999999.99')), 'USD').toFixed()).toBe('999999990000');
+    expect(roundMoney(d('123456789012.345'), 'USD').toFixed()).toBe('123456789012.35');
+  });
+});
+
+describe('hours', () => {
+  it('converts seconds to hours rounded to 2 decimals, half away from zero', () => {
+    expect(hoursFromSeconds(5400).toFixed()).toBe('1.5');
+    expect(hoursFromSeconds(1234).toFixed()).toBe('0.34'); // 0.342777...
+    expect(hoursFromSeconds(18).toFixed()).toBe('0.01'); // exactly 0.005
+    expect(hoursFromSeconds(17).toFixed()).toBe('0'); // 0.004722...
+    expect(hoursFromSeconds(4000).toFixed()).toBe('1.11');
+  });
+  it('rounds hours half away from zero', () => {
+    expect(roundHours(d('2.345')).toFixed()).toBe('2.35');
+  });
+});
+
+describe('currencies', () => {
+  it('knows minor units of the common and the odd currencies', () => {
+    expect(minorUnit('USD')).toBe(2);
+    expect(minorUnit('EUR')).toBe(2);
+    expect(minorUnit('JPY')).toBe(0);
+    expect(minorUnit('KWD')).toBe(3);
+    expect(minorUnit('CLF')).toBe(4);
+  });
+  it('accepts ISO 4217 codes and refuses others', () => {
+    expect(isSupportedCurrency('USD')).toBe(true);
+    expect(isSupportedCurrency('KWD')).toBe(true);
+    expect(isSupportedCurrency('usd')).toBe(false);
+    expect(isSupportedCurrency('ABC')).toBe(false);
+    expect(isSupportedCurrency('XAU')).toBe(false);
+  });
+  it('counts the decimals of a JSON number exactly', () => {
+    expect(decimalPlaces(0.1)).toBe(1);
+    expect(decimalPlaces(12.345)).toBe(3);
+    expect(decimalPlaces(100)).toBe(0);
+    expect(decimalPlaces(1e-7)).toBe(7);
+  });
+});
