@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import type { Actor } from '../auth/roles';
 import { AppError, notFound } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
-import { getProject } from '../projects/projects.service';
+import { getProject, presentProject } from '../projects/projects.service';
 import { listFixedCostChanges } from '../tasks/tasks.repository';
 import { recordFixedCost, requireTask } from '../tasks/tasks.service';
 import {
@@ -211,7 +211,7 @@ export async function listProjectTasks(db: Knex, teamId: string, projectId: stri
     });
 
   const body: Record<string, unknown> = {
-    project: { id: project.id, name: project.name, currency: project.currency, budget: project.budget === null ? null : toDecimal(project.budget) },
+    project: (({ id, name, currency, budget }) => ({ id, name, currency, budget }))(presentProject(project)),
     tasks: rows.map(({ totalsForSums: _omit, ...row }) => row),
     totals: presentListSums(rows.map((row) => row.totalsForSums)),
   };

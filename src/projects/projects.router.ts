@@ -16,7 +16,7 @@ export function projectsRouter(db: Knex): Router {
     sendSuccess(res, await service.listProjects(db, actorOf(req).teamId));
   });
   router.get('/projects/:id', async (req, res) => {
-    sendSuccess(res, await service.getProject(db, actorOf(req).teamId, parseId(req.params.id)));
+    sendSuccess(res, service.presentProject(await service.getProject(db, actorOf(req).teamId, parseId(req.params.id))));
   });
   router.patch('/projects/:id', async (req, res) => {
     const id = parseId(req.params.id);

@@ -24,19 +24,34 @@ function duplicateName(name: string) {
   };
 }
 
-export async function getProject(db: Knex, teamId: string, id: string, lock = false) {
+/** A project of the team, or 404 PROJECT_NOT_FOUND; `lock` holds the row until commit. */
+export async function getProject(db: Knex, teamId: string, id: string, lock = false): Promise<repo.ProjectRow> {
   const project = await repo.findProject(db, teamId, id, lock);
   if (!project) throw notFound('PROJECT_NOT_FOUND', 'Project');
   return project;
+}
+
+export function presentProject(project: repo.ProjectRow) {
+  return { ...project, budget: project.budget === null ? null : toDecimal(project.budget) };
+}
+
+async function presentRateCard(db: Knex, teamId: string, project: repo.ProjectRow) {
+  const roles = await repo.currentRateCard(db, teamId, project.id);
+  return {
+    project_id: project.id,
+    currency: project.currency,
+    roles: roles.map((entry) => ({ ...entry, hourly_rate: toDecimal(entry.hourly_rate) })),
+  };
 }
 
 export async function createProject(db: Knex, teamId: string, body: z.infer<typeof createProjectBody>) {
   const currency = body.currency ?? DEFAULT_CURRENCY;
   checkCurrency(currency);
   if (body.budget != null) checkAmountDecimals('budget', body.budget, currency);
-  return repo
+  const project = await repo
     .insertProject(db, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null })
     .catch(duplicateName(body.name));
+  return presentProject(project);
 }
 
 export async function updateProject(db: Knex, teamId: string, id: string, body: z.infer<typeof updateProjectBody>) {
@@ -48,17 +63,19 @@ export async function updateProject(db: Knex, teamId: string, id: string, body: 
     if (currency !== project.currency && (await repo.hasAmountsFinerThan(trx, teamId, id, minorUnit(currency)))) {
       throw conflict('CONFLICT', `The project holds amounts with more decimals than ${currency} allows; change them first`);
     }
-    return repo
+    const updated = await repo
       .updateProject(trx, teamId, id, { name: body.name, currency: body.currency, budget: amountText(body.budget) })
       .catch(duplicateName(body.name ?? project.name));
+    return presentProject(updated);
   });
 }
 
-export const listProjects = repo.listProjects;
+export async function listProjects(db: Knex, teamId: string) {
+  return (await repo.listProjects(db, teamId)).map(presentProject);
+}
 
 export async function getRateCard(db: Knex, teamId: string, projectId: string) {
-  const project = await getProject(db, teamId, projectId);
-  return { project_id: project.id, currency: project.currency, roles: await repo.currentRateCard(db, teamId, projectId) };
+  return presentRateCard(db, teamId, await getProject(db, teamId, projectId));
 }
 
 export async function replaceRateCard(db: Knex, teamId: string, projectId: string, body: z.infer<typeof rateCardBody>) {
@@ -81,7 +98,7 @@ export async function replaceRateCard(db: Knex, teamId: string, projectId: strin
       projectId,
       body.roles.map((entry) => ({ job_role_id: entry.job_role_id, hourly_rate: toDecimal(entry.hourly_rate).toFixed() })),
     );
-    return { project_id: project.id, currency: project.currency, roles: await repo.currentRateCard(trx, teamId, projectId) };
+    return presentRateCard(trx, teamId, project);
   });
 }
 

@@ -12,15 +12,22 @@ export type TimeLogRow = {
 
 const COLUMNS = ['id', 'task_id', 'team_member_id', 'seconds', 'logged_at', 'note', 'created_at'];
 
-/** Adds `seconds` (negative to remove) to the running total of the task and member. */
-async function addToMemberTotal(db: Knex, teamId: string, taskId: string, memberId: string, seconds: number, logs: number) {
+/** Adds a new log's seconds to the running total of its task and member. */
+async function addToMemberTotal(db: Knex, teamId: string, taskId: string, memberId: string, seconds: number) {
   await db.raw(
     `insert into task_member_time as tmt (team_id, task_id, team_member_id, total_seconds, log_count)
-     values (?, ?, ?, ?, ?)
+     values (?, ?, ?, ?, 1)
      on conflict (team_id, task_id, team_member_id) do update
-       set total_seconds = tmt.total_seconds + excluded.total_seconds, log_count = tmt.log_count + excluded.log_count`,
-    [teamId, taskId, memberId, seconds, logs],
+       set total_seconds = tmt.total_seconds + excluded.total_seconds, log_count = tmt.log_count + 1`,
+    [teamId, taskId, memberId, seconds],
   );
+}
+
+/** Takes a deleted log's seconds off the running total (which its insert created). */
+async function subtractFromMemberTotal(db: Knex, teamId: string, taskId: string, memberId: string, seconds: number) {
+  await db('task_member_time')
+    .where({ team_id: teamId, task_id: taskId, team_member_id: memberId })
+    .update({ total_seconds: db.raw('total_seconds - ?', [seconds]), log_count: db.raw('log_count - 1') });
 }
 
 export async function insertTimeLog(
@@ -29,13 +36,13 @@ export async function insertTimeLog(
   log: { task_id: string; team_member_id: string; seconds: number; logged_at?: string; note?: string | null },
 ): Promise<TimeLogRow> {
   const [row] = await db('time_logs').insert({ team_id: teamId, ...log }).returning(COLUMNS);
-  await addToMemberTotal(db, teamId, log.task_id, log.team_member_id, log.seconds, 1);
+  await addToMemberTotal(db, teamId, log.task_id, log.team_member_id, log.seconds);
   return row;
 }
 
 export async function deleteTimeLog(db: Knex, teamId: string, id: string): Promise<TimeLogRow | undefined> {
   const [row]: TimeLogRow[] = await db('time_logs').where({ team_id: teamId, id }).delete().returning(COLUMNS);
-  if (row) await addToMemberTotal(db, teamId, row.task_id, row.team_member_id, -row.seconds, -1);
+  if (row) await subtractFromMemberTotal(db, teamId, row.task_id, row.team_member_id, row.seconds);
   return row;
 }
 

@@ -67,7 +67,7 @@ export async function startHarness(opts: { logger?: Logger } = {}): Promise<Harn
     db = createDb({ kind: 'pglite', dataDir });
     cleanup = () => fs.rmSync(root, { recursive: true, force: true });
   }
-  const app = createApp({ db, logger: opts.logger ?? createLogger('silent') });
+  const app = createApp({ db, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
   const { team, token } = await createTeamWithAdmin(db, `test team ${randomUUID()}`);
   return {
     db,

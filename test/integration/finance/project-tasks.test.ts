@@ -1,0 +1,201 @@
+import { Harness, startHarness } from '../../support/harness';
+import {
+  TaskSummary,
+  addToProject,
+  breakdown,
+  createJobRole,
+  createMember,
+  createProject,
+  createTask,
+  logTime,
+} from '../../support/fixtures';
+import { setRateCard } from '../../support/fixtures';
+
+type Row = TaskSummary & {
+  parent_task_id: string | null;
+  sub_tasks_count: number;
+  variance: number;
+  status: string | null;
+  priority: string | null;
+  phase: string | null;
+  assignees: { team_member_id: string; name: string; avatar_url: string | null; job_title_name: string; hourly_rate: number }[];
+};
+type ListBody = {
+  project: { id: string; name: string; currency: string; budget: number | null };
+  tasks: Row[];
+  totals: Record<string, number>;
+  groups?: ({ group_name: string; task_ids: string[] } & Record<string, number>)[];
+};
+
+const SUMMARY_FIELDS = ['id', 'name', 'project_id', 'billable', 'currency', 'estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'] as const;
+const SUM_FIELDS = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost', 'variance'] as const;
+
+const summaryOf = (row: Row) => Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, row[f]]));
+const cents = (v: number) => Math.round(v * 100);
+
+let h: Harness;
+let projectId: string;
+let ids: Record<string, string>;
+let ann: string, ben: string, zed: string;
+
+/*
+ * Project (USD), Dev 100/h, QA 40/h:
+ *   Website (billable, 10 h, Ann+Ben, fixed 100; Ann logged 2 h)        status doing, phase Build
+ *     ├ API (non-billable, 4 h, Ben, fixed 50; Ben logged 1 h)          status done
+ *     │   └ Docs (billable, 2 h, Ann; Zed logged 0.5 h, not assigned)    status doing
+ *     └ Old (archived: 100 h, fixed 1000)
+ *   Ops (non-billable, 6 h, no assignees, fixed 20; Ben logged 3 h)     status null
+ */
+beforeAll(async () => {
+  h = await startHarness();
+  const dev = await createJobRole(h.api, 'Dev');
+  const qa = await createJobRole(h.api, 'QA');
+  const project = await createProject(h.api, { budget: 25000.5 });
+  projectId = project.id;
+  await setRateCard(h.api, projectId, [{ job_role_id: dev.id, hourly_rate: 100 }, { job_role_id: qa.id, hourly_rate: 40 }]);
+  ann = (await createMember(h.api, { name: 'Ann' })).id;
+  ben = (await createMember(h.api, { name: 'Ben' })).id;
+  zed = (await createMember(h.api, { name: 'Zed' })).id;
+  await addToProject(h.api, projectId, ann, dev.id);
+  await addToProject(h.api, projectId, ben, qa.id);
+
+  const website = await createTask(h.api, projectId, { name: 'Website', estimated_hours: 10, fixed_cost: 100, assignee_ids: [ann, ben], status: 'doing', phase: 'Build', priority: 'high' });
+  const api = await createTask(h.api, projectId, { name: 'API', parent_task_id: website.id, billable: false, estimated_hours: 4, fixed_cost: 50, assignee_ids: [ben], status: 'done' });
+  const docs = await createTask(h.api, projectId, { name: 'Docs', parent_task_id: api.id, estimated_hours: 2, assignee_ids: [ann], status: 'doing' });
+  const old = await createTask(h.api, projectId, { name: 'Old', parent_task_id: website.id, estimated_hours: 100, fixed_cost: 1000 });
+  const ops = await createTask(h.api, projectId, { name: 'Ops', billable: false, estimated_hours: 6, fixed_cost: 20 });
+  await logTime(h.api, website.id, ann, { hours: 2 });
+  await logTime(h.api, api.id, ben, { hours: 1 });
+  await logTime(h.api, docs.id, zed, { seconds: 1800 });
+  await logTime(h.api, ops.id, ben, { hours: 3 });
+  await h.api.delete(`/api/tasks/${old.id}`).expect(200);
+  ids = { website: website.id, api: api.id, docs: docs.id, ops: ops.id, old: old.id };
+});
+
+afterAll(() => h.close());
+
+async function list(query = ''): Promise<ListBody> {
+  const res = await h.api.get(`/api/project-finance/project/${projectId}/tasks${query}`).expect(200);
+  expect(res.body.success).toBe(true);
+  return res.body.body;
+}
+
+function expectTotalsAreSums(body: ListBody) {
+  for (const field of SUM_FIELDS) {
+    expect(cents(body.totals[field] as number)).toBe(body.tasks.reduce((s, r) => s + cents(r[field] as number), 0));
+  }
+}
+
+describe('GET /api/project-finance/project/:project_id/tasks', () => {
+  it('lists top-level tasks with their subtrees rolled up, by hand', async () => {
+    const body = await list();
+    expect(body.project).toEqual({ id: projectId, name: expect.any(String), currency: 'USD', budget: 25000.5 });
+    expect(body.tasks.map((r) => r.name)).toEqual(['Website', 'Ops']);
+    const website = body.tasks[0] as Row;
+    // Website: 10 h (Ann 5 x 100 + Ben 5 x 40 = 700), logged Ann 2 h = 200.
+    // API: 4 h Ben x 40 = 160, logged 1 h = 40.   Docs: 2 h Ann = 200, Zed 0.5 h at 0.
+    expect(website).toMatchObject({
+      estimated_hours: 16,
+      logged_hours: 3.5,
+      estimated_labor_cost: 1060,
+      actual_labor_cost: 240,
+      fixed_cost: 150,
+      total_estimated_cost: 1210,
+      total_actual_cost: 390,
+      variance: 820,
+      sub_tasks_count: 1,
+      parent_task_id: null,
+      status: 'doing',
+      priority: 'high',
+      phase: 'Build',
+      billable: true,
+      currency: 'USD',
+    });
+    expect(website.assignees).toEqual([
+      { team_member_id: ann, name: 'Ann', avatar_url: null, job_title_name: 'Dev', hourly_rate: 100 },
+      { team_member_id: ben, name: 'Ben', avatar_url: null, job_title_name: 'QA', hourly_rate: 40 },
+    ]);
+    // Ops: no assignees, 3 h logged by Ben = 120, fixed 20.
+    expect(body.tasks[1]).toMatchObject({ estimated_hours: 6, estimated_labor_cost: 0, actual_labor_cost: 120, total_estimated_cost: 20, total_actual_cost: 140, variance: -120, assignees: [], status: null });
+    expect(body.totals).toEqual({
+      estimated_hours: 22,
+      logged_hours: 6.5,
+      estimated_labor_cost: 1060,
+      actual_labor_cost: 360,
+      fixed_cost: 170,
+      total_estimated_cost: 1230,
+      total_actual_cost: 530,
+      variance: 700,
+    });
+    expectTotalsAreSums(body);
+    expect(body.groups).toBeUndefined();
+  });
+
+  it('makes every unfiltered row equal its breakdown (with subtasks for parents)', async () => {
+    for (const query of ['', `?parent_task_id=${ids.website}`, `?parent_task_id=${ids.api}`]) {
+      for (const row of (await list(query)).tasks) {
+        const b = await breakdown(h.api, row.id, row.sub_tasks_count > 0);
+        expect(summaryOf(row)).toEqual(b.task);
+      }
+    }
+  });
+
+  it('lists the direct children of parent_task_id', async () => {
+    const children = await list(`?parent_task_id=${ids.website}`);
+    expect(children.tasks.map((r) => [r.name, r.parent_task_id, r.sub_tasks_count])).toEqual([['API', ids.website, 1]]);
+    const leaves = await list(`?parent_task_id=${ids.api}`);
+    expect(leaves.tasks.map((r) => [r.name, r.sub_tasks_count])).toEqual([['Docs', 0]]);
+    expectTotalsAreSums(leaves);
+    expect((await list(`?parent_task_id=${ids.docs}`)).tasks).toEqual([]);
+  });
+
+  it('applies billable_filter at every level', async () => {
+    const billable = await list('?billable_filter=billable');
+    // Website's own figures and Docs (billable, under the non-billable API) count; API's own do not.
+    expect(billable.tasks.map((r) => r.name)).toEqual(['Website']);
+    expect(billable.tasks[0]).toMatchObject({ estimated_hours: 12, estimated_labor_cost: 900, actual_labor_cost: 200, fixed_cost: 100, sub_tasks_count: 1 });
+    const billableChildren = await list(`?billable_filter=billable&parent_task_id=${ids.website}`);
+    // API is listed because Docs passes, but its figures are Docs' alone.
+    expect(billableChildren.tasks[0]).toMatchObject({ name: 'API', estimated_hours: 2, estimated_labor_cost: 200, fixed_cost: 0, sub_tasks_count: 1 });
+
+    const nonBillable = await list('?billable_filter=non-billable');
+    expect(nonBillable.tasks.map((r) => [r.name, r.estimated_hours, r.fixed_cost, r.sub_tasks_count])).toEqual([
+      ['Website', 4, 50, 1],
+      ['Ops', 6, 20, 0],
+    ]);
+    expectTotalsAreSums(nonBillable);
+    const all = await list('?billable_filter=all');
+    for (const field of SUM_FIELDS) {
+      expect(cents(all.totals[field] as number)).toBe(cents(billable.totals[field] as number) + cents(nonBillable.totals[field] as number));
+    }
+  });
+
+  it('groups by status, priority or phase with a "None" group last', async () => {
+    const byStatus = await list('?group_by=status');
+    expect(byStatus.groups?.map((g) => [g.group_name, g.task_ids])).toEqual([
+      ['doing', [ids.website]],
+      ['None', [ids.ops]],
+    ]);
+    const doing = byStatus.groups?.[0];
+    expect(doing).toMatchObject({ estimated_hours: 16, total_estimated_cost: 1210, variance: 820 });
+    const byPhase = await list(`?group_by=phase&parent_task_id=${ids.api}`);
+    expect(byPhase.groups).toEqual([expect.objectContaining({ group_name: 'None', task_ids: [ids.docs], estimated_hours: 2 })]);
+    const byPriority = await list('?group_by=priority');
+    for (const field of SUM_FIELDS) {
+      expect(byPriority.groups?.reduce((s, g) => s + cents(g[field] as number), 0)).toBe(cents(byPriority.totals[field] as number));
+    }
+  });
+
+  it('answers 404 for an unknown project or parent and 400 for bad ids or query values', async () => {
+    const missing = await h.api.get('/api/project-finance/project/3f1c1b8e-1111-4222-8333-944455556666/tasks').expect(404);
+    expect(missing.body.error.code).toBe('PROJECT_NOT_FOUND');
+    await h.api.get(`/api/project-finance/project/${projectId}/tasks?parent_task_id=3f1c1b8e-1111-4222-8333-944455556666`).expect(404);
+    await h.api.get(`/api/project-finance/project/${projectId}/tasks?parent_task_id=${ids.old}`).expect(404);
+    const badId = await h.api.get('/api/project-finance/project/nope/tasks').expect(400);
+    expect(badId.body.error.code).toBe('INVALID_ID');
+    for (const query of ['?billable_filter=yes', '?group_by=owner', '?parent_task_id=zzz', '?page=2', '?group_by=status&group_by=phase']) {
+      const res = await h.api.get(`/api/project-finance/project/${projectId}/tasks${query}`).expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_ERROR');
+    }
+  });
+});
