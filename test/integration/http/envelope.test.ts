@@ -1,0 +1,44 @@
+import request from 'supertest';
+import { Harness, startHarness } from '../../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+describe('HTTP conventions', () => {
+  it('answers health and readiness without a token', async () => {
+    expect((await request(h.app).get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
+    expect((await request(h.app).get('/readyz').expect(200)).body).toEqual({ status: 'ready' });
+  });
+
+  it('refuses malformed JSON (400), bodies over 100 KiB (413) and bodies that are not JSON (415)', async () => {
+    const malformed = await h.api.post('/api/job-roles').set('Content-Type', 'application/json').send('{"name": "x"').expect(400);
+    expect(malformed.body).toEqual({ success: false, error: { code: 'MALFORMED_JSON', message: expect.any(String) } });
+    const big = await h.api.post('/api/job-roles').set('Content-Type', 'application/json').send(JSON.stringify({ name: 'x'.repeat(110 * 1024) })).expect(413);
+    expect(big.body.error.code).toBe('PAYLOAD_TOO_LARGE');
+    const form = await h.api.post('/api/job-roles').set('Content-Type', 'application/x-www-form-urlencoded').send('name=x').expect(415);
+    expect(form.body.error.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    await h.api.post('/api/job-roles').set('Content-Type', 'text/plain').send('{"name":"x"}').expect(415);
+    const scalar = await h.api.post('/api/job-roles').set('Content-Type', 'application/json').send('"just a string"').expect(400);
+    expect(scalar.body.error.code).toBe('MALFORMED_JSON');
+    const roles = (await h.api.get('/api/job-roles').expect(200)).body.body;
+    expect(roles).toEqual([]);
+  });
+
+  it('answers unknown routes with the error envelope', async () => {
+    const res = await h.api.get('/api/nothing-here').expect(404);
+    expect(res.body).toEqual({ success: false, error: { code: 'ROUTE_NOT_FOUND', message: 'No route for GET /api/nothing-here' } });
+    await request(h.app).get('/nothing').expect(404);
+  });
+
+  it('echoes or assigns a request id and sets security headers', async () => {
+    const echoed = await request(h.app).get('/healthz').set('X-Request-Id', 'abc-123').expect(200);
+    expect(echoed.headers['x-request-id']).toBe('abc-123');
+    const assigned = await request(h.app).get('/healthz').expect(200);
+    expect(assigned.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(assigned.headers['x-content-type-options']).toBe('nosniff');
+    expect(assigned.headers['x-powered-by']).toBeUndefined();
+  });
+});
