@@ -1,0 +1,163 @@
+import fc from 'fast-check';
+import { Harness, startHarness } from '../../support/harness';
+import {
+  TaskSummary,
+  addToProject,
+  breakdown,
+  createJobRole,
+  createMember,
+  createProject,
+  createTask,
+  logTime,
+  setRateCard,
+} from '../../support/fixtures';
+
+/*
+ * Random projects built through the API (random trees up to three levels below the top, assignees,
+ * rates, logs, fixed costs, billable flags), then checked through the API:
+ *   - without a filter, every row equals its breakdown (with subtasks when it has any);
+ *   - with a filter, every row equals the sum of the plain breakdowns of the passing tasks in its subtree;
+ *   - totals and groups are exact sums, and groups partition the listed tasks.
+ */
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+const SUMMED = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'] as const;
+const cents = (v: number) => Math.round(v * 100);
+
+const modelArb = fc.record({
+  currency: fc.constantFrom('USD', 'JPY'),
+  rates: fc.array(fc.option(fc.integer({ min: 0, max: 25000 }), { nil: null }), { minLength: 1, maxLength: 3 }),
+  members: fc.array(fc.record({ role: fc.nat(3), inProject: fc.boolean() }), { minLength: 1, maxLength: 5 }),
+  tasks: fc.array(
+    fc.record({
+      parent: fc.option(fc.nat(20), { nil: null }),
+      hundredths: fc.integer({ min: 0, max: 5000 }),
+      fixedCents: fc.integer({ min: 0, max: 500000 }),
+      billable: fc.boolean(),
+      assignees: fc.array(fc.nat(4), { maxLength: 4 }),
+      logs: fc.array(fc.record({ member: fc.nat(4), seconds: fc.integer({ min: 1, max: 30000 }) }), { maxLength: 4 }),
+      status: fc.constantFrom('todo', 'doing', null),
+      archived: fc.boolean(),
+    }),
+    { minLength: 1, maxLength: 9 },
+  ),
+});
+type Model = typeof modelArb extends fc.Arbitrary<infer T> ? T : never;
+
+async function build(model: Model) {
+  const project = await createProject(h.api, { currency: model.currency });
+  const roles = [];
+  for (const _ of model.rates) roles.push(await createJobRole(h.api));
+  const toAmount = (cents: number) => (model.currency === 'JPY' ? Math.round(cents / 100) : cents / 100);
+  await setRateCard(
+    h.api,
+    project.id,
+    model.rates.flatMap((rate, i) => (rate === null ? [] : [{ job_role_id: roles[i]?.id as string, hourly_rate: toAmount(rate) }])),
+  );
+  const members: { id: string; inProject: boolean }[] = [];
+  for (const [i, spec] of model.members.entries()) {
+    const member = await createMember(h.api, { name: `M${i % 3}` });
+    const role = spec.role < roles.length ? (roles[spec.role]?.id as string) : null;
+    if (spec.inProject) await addToProject(h.api, project.id, member.id, role);
+    members.push({ id: member.id, inProject: spec.inProject });
+  }
+  const tasks: { id: string; parent: number | null; depth: number; billable: boolean; archived: boolean }[] = [];
+  for (const spec of model.tasks) {
+    const candidate = spec.parent === null ? undefined : tasks[spec.parent % Math.max(tasks.length, 1)];
+    const parent = candidate && candidate.depth < 3 ? tasks.indexOf(candidate) : null;
+    const assignees = [...new Set(spec.assignees.map((i) => members[i % members.length]).filter((m) => m?.inProject).map((m) => m?.id as string))];
+    const task = await createTask(h.api, project.id, {
+      estimated_hours: spec.hundredths / 100,
+      fixed_cost: toAmount(spec.fixedCents),
+      billable: spec.billable,
+      parent_task_id: parent === null ? null : tasks[parent]?.id,
+      assignee_ids: assignees,
+      status: spec.status,
+    });
+    for (const log of spec.logs) await logTime(h.api, task.id, members[log.member % members.length]?.id as string, { seconds: log.seconds });
+    tasks.push({ id: task.id, parent, depth: parent === null ? 0 : (tasks[parent]?.depth ?? 0) + 1, billable: spec.billable, archived: false });
+  }
+  // Archive a few (with their subtrees) after building, as a user would.
+  for (const [i, spec] of model.tasks.entries()) {
+    const task = tasks[i];
+    if (spec.archived && i % 3 === 0 && task && !task.archived) {
+      await h.api.delete(`/api/tasks/${task.id}`).expect(200);
+      const archive = (index: number) => {
+        const t = tasks[index];
+        if (!t) return;
+        t.archived = true;
+        tasks.forEach((child, j) => child.parent === index && archive(j));
+      };
+      archive(i);
+    }
+  }
+  return { projectId: project.id, tasks };
+}
+
+type Row = TaskSummary & { sub_tasks_count: number; variance: number; status: string | null; parent_task_id: string | null };
+type List = { tasks: Row[]; totals: Record<string, number>; groups: ({ group_name: string; task_ids: string[] } & Record<string, number>)[] };
+
+async function list(projectId: string, query: string): Promise<List> {
+  return (await h.api.get(`/api/project-finance/project/${projectId}/tasks?group_by=status${query}`).expect(200)).body.body;
+}
+
+function checkSums(body: List) {
+  for (const field of [...SUMMED, 'variance'] as const) {
+    expect(cents(body.totals[field] as number)).toBe(body.tasks.reduce((s, r) => s + cents(r[field]), 0));
+    expect(body.groups.reduce((s, g) => s + cents(g[field] as number), 0)).toBe(cents(body.totals[field] as number));
+  }
+  for (const row of body.tasks) expect(cents(row.variance)).toBe(cents(row.total_estimated_cost) - cents(row.total_actual_cost));
+  const grouped = body.groups.flatMap((g) => g.task_ids);
+  expect([...grouped].sort()).toEqual(body.tasks.map((r) => r.id).sort());
+  for (const group of body.groups) {
+    for (const id of group.task_ids) expect(body.tasks.find((r) => r.id === id)?.status ?? 'None').toBe(group.group_name);
+  }
+}
+
+it('keeps the project list, its totals and groups equal to the breakdowns for random projects', async () => {
+  await fc.assert(
+    fc.asyncProperty(modelArb, async (model) => {
+      const { projectId, tasks } = await build(model);
+      const live = tasks.filter((t) => !t.archived);
+      const own = new Map<string, TaskSummary>();
+      for (const task of live) own.set(task.id, (await breakdown(h.api, task.id)).task);
+
+      const subtree = (index: number): number[] => [index, ...tasks.flatMap((t, j) => (t.parent === index && !t.archived ? subtree(j) : []))];
+      const levels: (string | null)[] = [null, ...live.map((t) => t.id)];
+
+      for (const parentId of levels) {
+        const parentQuery = parentId ? `&parent_task_id=${parentId}` : '';
+        const all = await list(projectId, parentQuery);
+        checkSums(all);
+        const expectedChildren = live.filter((t) => (t.parent === null ? null : tasks[t.parent]?.id) === parentId).map((t) => t.id);
+        expect(all.tasks.map((r) => r.id).sort()).toEqual([...expectedChildren].sort());
+        for (const row of all.tasks) {
+          const withSubtasks = await breakdown(h.api, row.id, true);
+          expect(Object.fromEntries(['id', 'name', 'project_id', 'billable', 'currency', ...SUMMED].map((f) => [f, row[f as keyof Row]]))).toEqual(withSubtasks.task);
+        }
+
+        for (const filter of ['billable', 'non-billable'] as const) {
+          const filtered = await list(projectId, `${parentQuery}&billable_filter=${filter}`);
+          checkSums(filtered);
+          const passes = (i: number) => tasks[i]?.billable === (filter === 'billable');
+          const expected = expectedChildren.flatMap((id) => {
+            const members = subtree(tasks.findIndex((t) => t.id === id)).filter(passes);
+            return members.length ? [{ id, members }] : [];
+          });
+          expect(filtered.tasks.map((r) => r.id).sort()).toEqual(expected.map((e) => e.id).sort());
+          for (const { id, members } of expected) {
+            const row = filtered.tasks.find((r) => r.id === id) as Row;
+            for (const field of SUMMED) {
+              expect(cents(row[field])).toBe(members.reduce((s, i) => s + cents(own.get(tasks[i]?.id as string)?.[field] as number), 0));
+            }
+          }
+        }
+      }
+    }),
+    { numRuns: Number(process.env.PROPERTY_RUNS ?? 12), seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
+  );
+});
