@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { countTokens, upsertAdminToken } from './auth/tokens.repository';
+import { countActiveAdmins, upsertAdminToken } from './auth/tokens.repository';
 import { createToken, hashSecret } from './auth/tokens.service';
 import { DEFAULT_TEAM_ID, ensureDefaultTeam } from './teams/teams.service';
 
@@ -15,7 +15,7 @@ export async function bootstrapAccess(db: Knex, adminToken: string | undefined):
     await upsertAdminToken(db, DEFAULT_TEAM_ID, 'ADMIN_TOKEN', hashSecret(adminToken));
     return {};
   }
-  if ((await countTokens(db)) > 0) return {};
+  if ((await countActiveAdmins(db, DEFAULT_TEAM_ID)) > 0) return {};
   const created = await createToken(db, DEFAULT_TEAM_ID, 'bootstrap admin', 'admin');
   return { generatedAdminToken: created.token };
 }

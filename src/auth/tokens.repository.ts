@@ -45,7 +45,10 @@ export async function revokeToken(db: Knex, teamId: string, id: string) {
   return row as Pick<TokenRow, (typeof PUBLIC_COLUMNS)[number]> | undefined;
 }
 
-export async function countTokens(db: Knex): Promise<number> {
-  const [row] = await db('api_tokens').count<{ count: number }[]>('* as count');
+export async function countActiveAdmins(db: Knex, teamId: string): Promise<number> {
+  const [row] = await db('api_tokens')
+    .where({ team_id: teamId, role: 'admin' })
+    .whereNull('revoked_at')
+    .count<{ count: number }[]>('* as count');
   return Number(row?.count ?? 0);
 }

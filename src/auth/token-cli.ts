@@ -1,0 +1,67 @@
+import { loadConfig } from '../config';
+import { createDb, DatabaseTarget } from '../db/knex';
+import { migrateToLatest } from '../db/migrate';
+import { DEFAULT_TEAM_ID, ensureDefaultTeam } from '../teams/teams.service';
+import { ROLES, Role } from './roles';
+import { createToken, listTokens, revokeToken } from './tokens.service';
+
+const USAGE = `Usage:
+  npm run token -- create --role viewer|editor|admin --name NAME [--team TEAM_ID]
+  npm run token -- list [--team TEAM_ID]
+  npm run token -- revoke TOKEN_ID [--team TEAM_ID]
+Works on the configured database (DATABASE_URL, else the PGlite data directory DATA_DIR); the
+embedded database can only be opened while the service is stopped.`;
+
+function option(args: string[], name: string): string | undefined {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 ? args[at + 1] : undefined;
+}
+
+async function main(args: string[]): Promise<number> {
+  const [command, ...rest] = args;
+  if (!command || !['create', 'list', 'revoke'].includes(command)) {
+    console.error(USAGE);
+    return 2;
+  }
+  const teamId = option(rest, 'team') ?? DEFAULT_TEAM_ID;
+  const config = loadConfig();
+  const target: DatabaseTarget = config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir };
+  const db = createDb(target);
+  try {
+    await migrateToLatest(db);
+    await ensureDefaultTeam(db);
+    if (command === 'create') {
+      const role = option(rest, 'role') as Role | undefined;
+      const name = option(rest, 'name');
+      if (!role || !ROLES.includes(role) || !name) {
+        console.error(USAGE);
+        return 2;
+      }
+      const token = await createToken(db, teamId, name, role);
+      console.log(`Created ${role} token "${name}" (id ${token.id}). The secret is shown this once:\n${token.token}`);
+    } else if (command === 'list') {
+      for (const t of await listTokens(db, teamId)) {
+        console.log(`${t.id}  ${t.role.padEnd(6)}  ${t.revoked_at ? 'revoked' : 'active '}  ${t.name}`);
+      }
+    } else {
+      const id = rest.find((arg) => !arg.startsWith('--') && arg !== option(rest, 'team'));
+      if (!id) {
+        console.error(USAGE);
+        return 2;
+      }
+      await revokeToken(db, teamId, id);
+      console.log(`Revoked token ${id}`);
+    }
+    return 0;
+  } finally {
+    await db.destroy();
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    console.error('Token command failed:', err instanceof Error ? err.message : err);
+    process.exit(1);
+  },
+);
