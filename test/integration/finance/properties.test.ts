@@ -50,8 +50,8 @@ type Model = typeof modelArb extends fc.Arbitrary<infer T> ? T : never;
 
 async function build(model: Model) {
   const project = await createProject(h.api, { currency: model.currency });
-  const roles = [];
-  for (const _ of model.rates) roles.push(await createJobRole(h.api));
+  const roles: { id: string }[] = [];
+  for (let i = 0; i < model.rates.length; i++) roles.push(await createJobRole(h.api));
   const toAmount = (cents: number) => (model.currency === 'JPY' ? Math.round(cents / 100) : cents / 100);
   await setRateCard(
     h.api,
