@@ -103,6 +103,10 @@ const PLAN: DemoTask[] = [
   { name: 'Internal retrospective', hours: 5, assignees: [], billable: false, status: 'todo', priority: 'low', phase: 'Management', helpers: ['Deepak Rao', 'Bob Smith'] },
 ];
 
+const DEMO_PROJECT = 'Website Relaunch';
+const DEMO_PARENT_TASK = 'Backend API';
+const DEMO_LEAF_TASK = 'Authentication';
+
 /** Seeds a realistic demo project when the default team has none; all or nothing. */
 export async function seedDemoIfEmpty(db: Knex): Promise<DemoIds | undefined> {
   const existing = await db('projects').where({ team_id: DEFAULT_TEAM_ID }).first('id');
@@ -110,12 +114,26 @@ export async function seedDemoIfEmpty(db: Knex): Promise<DemoIds | undefined> {
   return db.transaction((trx) => seedDemo(trx));
 }
 
+/** The demo's ids on a later start, for the printed examples, while its tasks still exist. */
+export async function findDemoIds(db: Knex): Promise<DemoIds | undefined> {
+  const project = await db('projects').where({ team_id: DEFAULT_TEAM_ID, name: DEMO_PROJECT }).first('id');
+  if (!project) return undefined;
+  const tasks: { id: string; name: string }[] = await db('tasks')
+    .where({ team_id: DEFAULT_TEAM_ID, project_id: project.id })
+    .whereIn('name', [DEMO_PARENT_TASK, DEMO_LEAF_TASK])
+    .whereNull('archived_at')
+    .select('id', 'name');
+  const parent = tasks.find((t) => t.name === DEMO_PARENT_TASK);
+  const leaf = tasks.find((t) => t.name === DEMO_LEAF_TASK);
+  return parent && leaf ? { projectId: project.id, parentTaskId: parent.id, leafTaskId: leaf.id } : undefined;
+}
+
 async function seedDemo(trx: Knex): Promise<DemoIds> {
   const teamId = DEFAULT_TEAM_ID;
   const next = random(20261122);
   const roleIds = new Map<string, string>();
   for (const [name] of ROLES) roleIds.set(name, (await createJobRole(trx, teamId, name)).id);
-  const project = await createProject(trx, teamId, { name: 'Website Relaunch', currency: 'USD', budget: 60000 });
+  const project = await createProject(trx, teamId, { name: DEMO_PROJECT, currency: 'USD', budget: 60000 });
   await replaceRateCard(trx, teamId, project.id, {
     roles: ROLES.flatMap(([name, rate]) => (rate === null ? [] : [{ job_role_id: roleIds.get(name) as string, hourly_rate: rate }])),
   });
@@ -128,7 +146,7 @@ async function seedDemo(trx: Knex): Promise<DemoIds> {
   }
   const idOf = (name: string) => memberIds.get(name) as string;
 
-  const created: { id: string; name: string; hasChildren: boolean }[] = [];
+  const created: { id: string; name: string }[] = [];
   const start = Date.UTC(2026, 8, 7); // logs spread over the ten weeks from 7 September 2026
   const addTasks = async (tasks: DemoTask[], parentId: string | null) => {
     for (const plan of tasks) {
@@ -143,7 +161,7 @@ async function seedDemo(trx: Knex): Promise<DemoIds> {
         priority: plan.priority,
         phase: plan.phase,
       });
-      created.push({ id: task.id, name: plan.name, hasChildren: Boolean(plan.children?.length) });
+      created.push({ id: task.id, name: plan.name });
       const share = plan.hours / Math.max(plan.assignees.length, 1);
       const effort = plan.status === 'done' ? 1.1 : plan.status === 'in progress' ? 0.6 : 0.1;
       for (const person of [...plan.assignees, ...(plan.helpers ?? [])]) {
@@ -160,7 +178,7 @@ async function seedDemo(trx: Knex): Promise<DemoIds> {
     }
   };
   await addTasks(PLAN, null);
-  const parent = created.find((t) => t.name === 'Backend API');
-  const leaf = created.find((t) => t.name === 'Authentication');
+  const parent = created.find((t) => t.name === DEMO_PARENT_TASK);
+  const leaf = created.find((t) => t.name === DEMO_LEAF_TASK);
   return { projectId: project.id, parentTaskId: parent?.id as string, leafTaskId: leaf?.id as string };
 }

@@ -6,7 +6,7 @@ import { createDb, DatabaseTarget, describeTarget } from './db/knex';
 import { migrateToLatest } from './db/migrate';
 import { createLogger } from './logger';
 import { printWelcome } from './welcome';
-import { seedDemoIfEmpty } from '../seeds/demo';
+import { findDemoIds, seedDemoIfEmpty } from '../seeds/demo';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -19,7 +19,7 @@ async function main(): Promise<void> {
   const applied = await migrateToLatest(db);
   logger.info({ database: describeTarget(target), migrations: applied }, 'database ready');
   const access = await bootstrapAccess(db, config.adminToken);
-  const demo = config.seedDemo ? await seedDemoIfEmpty(db) : undefined;
+  const demo = (config.seedDemo ? await seedDemoIfEmpty(db) : undefined) ?? (await findDemoIds(db));
 
   const app = createApp({ db, logger });
   const server: Server = app.listen(config.port, config.host);
