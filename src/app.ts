@@ -10,6 +10,7 @@ import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handl
 import { sendJson } from './http/respond';
 import { jobRolesRouter } from './job-roles/job-roles.router';
 import type { Logger } from './logger';
+import { openApiRouter } from './openapi/openapi.router';
 import { projectsRouter } from './projects/projects.router';
 import { tasksRouter } from './tasks/tasks.router';
 import { teamMembersRouter } from './team-members/team-members.router';
@@ -52,6 +53,8 @@ export function createApp({ db, logger }: AppDeps): Express {
       sendJson(res, 503, { status: 'unavailable' });
     }
   });
+
+  app.use(openApiRouter());
 
   const api = express.Router();
   api.use(requireToken(db), roleByMethod);

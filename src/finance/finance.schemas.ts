@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { uuid } from '../http/validate';
 import { fixedCost } from '../tasks/tasks.schemas';
+import { exactDecimal, id, timestamp } from '../openapi/common';
 
 export const breakdownQuery = z
   .object({ include_subtasks: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') })
@@ -20,3 +21,91 @@ export const projectTasksQuery = z
 export const fixedCostBody = z.object({ fixed_cost: fixedCost() }).strict();
 
 export type ProjectTasksQuery = z.infer<typeof projectTasksQuery>;
+
+/* Response shapes, for the OpenAPI document. */
+
+const hours = (what: string) => exactDecimal(`${what}, hours rounded to 2 decimals`);
+const money = (what: string) => exactDecimal(`${what}, in the project's currency, rounded to its minor unit`);
+
+export const taskSummary = z.object({
+  id: id(),
+  name: z.string(),
+  project_id: id(),
+  billable: z.boolean(),
+  currency: z.string().describe('ISO 4217 code of the project'),
+  estimated_hours: hours('The task estimate (with subtasks: the sum of the subtree)'),
+  logged_hours: hours('Sum of the members\' logged hours'),
+  estimated_labor_cost: money('Sum of the members\' estimated costs'),
+  actual_labor_cost: money('Sum of the members\' actual costs'),
+  fixed_cost: money('Fixed cost'),
+  total_estimated_cost: money('estimated_labor_cost + fixed_cost'),
+  total_actual_cost: money('actual_labor_cost + fixed_cost'),
+});
+
+const memberFigures = z.object({
+  team_member_id: id(),
+  name: z.string(),
+  avatar_url: z.string().nullable(),
+  hourly_rate: money('Rate of the member\'s job role in the project (0 without one)'),
+  estimated_hours: hours('Share of the estimate'),
+  logged_hours: hours('Logged seconds / 3600'),
+  estimated_cost: money('estimated_hours x hourly_rate'),
+  actual_cost: money('logged_hours x hourly_rate'),
+});
+
+export const breakdownResponse = z.object({
+  task: taskSummary,
+  grouped_members: z.array(
+    z.object({
+      jobRole: z.string().describe('Job role name, "Unassigned" for members without one'),
+      estimated_hours: hours('Sum over the group'),
+      logged_hours: hours('Sum over the group'),
+      estimated_cost: money('Sum over the group'),
+      actual_cost: money('Sum over the group'),
+      members: z.array(memberFigures),
+    }),
+  ),
+  members: z.array(memberFigures.extend({ job_title_name: z.string() })),
+});
+
+const listSums = {
+  estimated_hours: hours('Sum'),
+  logged_hours: hours('Sum'),
+  estimated_labor_cost: money('Sum'),
+  actual_labor_cost: money('Sum'),
+  fixed_cost: money('Sum'),
+  total_estimated_cost: money('Sum'),
+  total_actual_cost: money('Sum'),
+  variance: money('total_estimated_cost - total_actual_cost; negative when over the estimate'),
+};
+
+export const projectTasksResponse = z.object({
+  project: z.object({ id: id(), name: z.string(), currency: z.string(), budget: money('Budget').nullable() }),
+  tasks: z.array(
+    taskSummary.extend({
+      parent_task_id: id().nullable(),
+      sub_tasks_count: z.number().int().describe('Direct children listed under the same filter'),
+      variance: money('total_estimated_cost - total_actual_cost'),
+      status: z.string().nullable(),
+      priority: z.string().nullable(),
+      phase: z.string().nullable(),
+      assignees: z.array(
+        z.object({ team_member_id: id(), name: z.string(), avatar_url: z.string().nullable(), job_title_name: z.string(), hourly_rate: money('Rate') }),
+      ),
+    }),
+  ),
+  totals: z.object(listSums),
+  groups: z.array(z.object({ group_name: z.string(), task_ids: z.array(id()), ...listSums })).optional(),
+});
+
+export const fixedCostHistoryResponse = z.array(
+  z.object({
+    id: id(),
+    old_value: money('Fixed cost before'),
+    new_value: money('Fixed cost after'),
+    finance_version: z.number().int().describe('The task\'s finance version after the change (its ETag)'),
+    changed_by: z.string().describe('Name of the token that made the change'),
+    changed_by_token_id: id().nullable(),
+    changed_at: timestamp(),
+  }),
+);

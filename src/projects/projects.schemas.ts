@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { decimalNumber, name, uuid } from '../http/validate';
+import { exactDecimal, id, timestamp } from '../openapi/common';
 
 export const MAX_AMOUNT = 1_000_000_000;
 
@@ -27,3 +28,26 @@ export const rateCardBody = z
   .strict();
 
 export const projectMemberBody = z.object({ job_role_id: uuid().nullable() }).strict();
+
+export const projectResponse = z.object({
+  id: id(),
+  name: z.string(),
+  currency: z.string(),
+  budget: exactDecimal('Budget in the project currency').nullable(),
+  created_at: timestamp(),
+  updated_at: timestamp(),
+});
+
+export const rateCardResponse = z.object({
+  project_id: id(),
+  currency: z.string(),
+  roles: z.array(z.object({ job_role_id: id(), job_role_name: z.string(), hourly_rate: exactDecimal('Rate per hour') })),
+});
+
+export const projectMemberResponse = z.object({
+  project_id: id(),
+  team_member_id: id(),
+  name: z.string(),
+  job_role_id: id().nullable(),
+  job_role_name: z.string().nullable(),
+});

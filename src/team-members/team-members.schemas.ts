@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { name } from '../http/validate';
+import { id, timestamp } from '../openapi/common';
 
 const email = z.email('must be an email address').max(320);
 const avatarUrl = z
@@ -13,3 +14,12 @@ export const createTeamMemberBody = z
 export const updateTeamMemberBody = z
   .object({ name: name(200).optional(), email: email.nullable().optional(), avatar_url: avatarUrl.nullable().optional() })
   .strict();
+
+export const teamMemberResponse = z.object({
+  id: id(),
+  name: z.string(),
+  email: z.string().nullable(),
+  avatar_url: z.string().nullable(),
+  created_at: timestamp(),
+  updated_at: timestamp(),
+});

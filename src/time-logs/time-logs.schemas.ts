@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { decimalNumber, isoTimestamp, note, uuid } from '../http/validate';
+import { exactDecimal, id, timestamp } from '../openapi/common';
 
 /** One log covers at most 10,000 hours; that also keeps seconds well inside a 32-bit integer. */
 export const MAX_LOG_HOURS = 10_000;
@@ -28,3 +29,14 @@ export const createTimeLogBody = z
   });
 
 export type CreateTimeLogBody = z.infer<typeof createTimeLogBody>;
+
+export const timeLogResponse = z.object({
+  id: id(),
+  task_id: id(),
+  team_member_id: id(),
+  seconds: z.number().int(),
+  hours: exactDecimal('seconds / 3600, rounded to 2 decimals'),
+  logged_at: timestamp(),
+  note: z.string().nullable(),
+  created_at: timestamp(),
+});

@@ -1,0 +1,193 @@
+import { z } from 'zod';
+import { createTeamBody, createTokenBody, createdTeamResponse, createdTokenResponse, tokenResponse } from '../auth/tokens.schemas';
+import type { Role } from '../auth/roles';
+import {
+  breakdownQuery,
+  breakdownResponse,
+  fixedCostBody,
+  fixedCostHistoryResponse,
+  projectTasksQuery,
+  projectTasksResponse,
+  taskSummary,
+} from '../finance/finance.schemas';
+import { createJobRoleBody, jobRoleResponse } from '../job-roles/job-roles.schemas';
+import {
+  createProjectBody,
+  projectMemberBody,
+  projectMemberResponse,
+  projectResponse,
+  rateCardBody,
+  rateCardResponse,
+  updateProjectBody,
+} from '../projects/projects.schemas';
+import { archivedTaskResponse, createTaskBody, taskResponse, updateTaskBody } from '../tasks/tasks.schemas';
+import { createTeamMemberBody, teamMemberResponse, updateTeamMemberBody } from '../team-members/team-members.schemas';
+import { createTimeLogBody, timeLogResponse } from '../time-logs/time-logs.schemas';
+import { errorEnvelope, success } from './common';
+
+/*
+ * The OpenAPI 3.1 document, generated from the zod schemas that validate requests (and the response
+ * schemas beside them), so it cannot drift from what the routes accept.
+ */
+
+type Operation = {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  path: string;
+  summary: string;
+  tag: string;
+  role: Role;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  example?: unknown;
+  ok: { status: 200 | 201; schema: z.ZodType };
+  errors: number[];
+  etag?: boolean;
+  ifMatch?: boolean;
+};
+
+const ERROR_TEXT: Record<number, string> = {
+  400: 'Invalid input: malformed JSON, wrong types, unknown fields, invalid UUID (VALIDATION_ERROR, INVALID_ID, MALFORMED_JSON)',
+  401: 'Missing or invalid bearer token (UNAUTHORIZED)',
+  403: 'The token\'s role is too low (FORBIDDEN)',
+  404: 'Unknown id, archived task, or another team\'s resource (TASK_NOT_FOUND, PROJECT_NOT_FOUND, ...)',
+  409: 'Conflict: duplicate name, or a change that would break what refers to it (DUPLICATE_NAME, CONFLICT)',
+  412: 'If-Match does not match the task\'s finance version (PRECONDITION_FAILED)',
+  413: 'Body over 100 KiB (PAYLOAD_TOO_LARGE)',
+  415: 'Body that is not JSON (UNSUPPORTED_MEDIA_TYPE)',
+  500: 'A genuine fault (INTERNAL_ERROR)',
+  503: 'The database is unavailable (SERVICE_UNAVAILABLE)',
+};
+
+const read = [400, 401, 403, 404];
+const write = [400, 401, 403, 404, 413, 415];
+
+const OPERATIONS: Operation[] = [
+  { method: 'get', path: '/api/project-finance/task/{id}/breakdown', tag: 'Finance', role: 'viewer', summary: 'Financial breakdown of a task (with include_subtasks=true: of its subtree)', query: breakdownQuery, ok: { status: 200, schema: breakdownResponse }, errors: read, etag: true },
+  { method: 'get', path: '/api/project-finance/project/{project_id}/tasks', tag: 'Finance', role: 'viewer', summary: 'Tasks of a project with rolled-up finance figures, totals and optional groups', query: projectTasksQuery, ok: { status: 200, schema: projectTasksResponse }, errors: read },
+  { method: 'put', path: '/api/project-finance/task/{task_id}/fixed-cost', tag: 'Finance', role: 'editor', summary: 'Set the fixed cost of a task (optionally conditional with If-Match)', body: fixedCostBody, example: { fixed_cost: 1250.5 }, ok: { status: 200, schema: taskSummary }, errors: [...write, 412], etag: true, ifMatch: true },
+  { method: 'get', path: '/api/project-finance/task/{task_id}/fixed-cost/history', tag: 'Finance', role: 'viewer', summary: 'Every change of the task\'s fixed cost, newest first', ok: { status: 200, schema: fixedCostHistoryResponse }, errors: read },
+
+  { method: 'post', path: '/api/job-roles', tag: 'Job roles', role: 'editor', summary: 'Create a job role', body: createJobRoleBody, example: { name: 'Engineer' }, ok: { status: 201, schema: jobRoleResponse }, errors: [...write, 409] },
+  { method: 'get', path: '/api/job-roles', tag: 'Job roles', role: 'viewer', summary: 'List job roles', ok: { status: 200, schema: z.array(jobRoleResponse) }, errors: [401, 403] },
+
+  { method: 'post', path: '/api/team-members', tag: 'Team members', role: 'editor', summary: 'Create a team member', body: createTeamMemberBody, example: { name: 'Ann Lee', email: 'ann@example.com', avatar_url: 'https://img.example.com/ann.png' }, ok: { status: 201, schema: teamMemberResponse }, errors: [...write, 409] },
+  { method: 'get', path: '/api/team-members', tag: 'Team members', role: 'viewer', summary: 'List team members', ok: { status: 200, schema: z.array(teamMemberResponse) }, errors: [401, 403] },
+  { method: 'get', path: '/api/team-members/{id}', tag: 'Team members', role: 'viewer', summary: 'Read a team member', ok: { status: 200, schema: teamMemberResponse }, errors: read },
+  { method: 'patch', path: '/api/team-members/{id}', tag: 'Team members', role: 'editor', summary: 'Change a team member', body: updateTeamMemberBody, example: { avatar_url: null }, ok: { status: 200, schema: teamMemberResponse }, errors: [...write, 409] },
+
+  { method: 'post', path: '/api/projects', tag: 'Projects', role: 'editor', summary: 'Create a project', body: createProjectBody, example: { name: 'Website relaunch', currency: 'EUR', budget: 50000 }, ok: { status: 201, schema: projectResponse }, errors: [...write, 409] },
+  { method: 'get', path: '/api/projects', tag: 'Projects', role: 'viewer', summary: 'List projects', ok: { status: 200, schema: z.array(projectResponse) }, errors: [401, 403] },
+  { method: 'get', path: '/api/projects/{id}', tag: 'Projects', role: 'viewer', summary: 'Read a project', ok: { status: 200, schema: projectResponse }, errors: read },
+  { method: 'patch', path: '/api/projects/{id}', tag: 'Projects', role: 'editor', summary: 'Change a project (a currency change that strands finer amounts is a 409)', body: updateProjectBody, example: { budget: 60000 }, ok: { status: 200, schema: projectResponse }, errors: [...write, 409] },
+  { method: 'get', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'viewer', summary: 'The project\'s rates in force', ok: { status: 200, schema: rateCardResponse }, errors: read },
+  { method: 'put', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'admin', summary: 'Replace the project\'s rate card', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 95.5 }] }, ok: { status: 200, schema: rateCardResponse }, errors: write },
+  { method: 'get', path: '/api/projects/{id}/members', tag: 'Projects', role: 'viewer', summary: 'Members of the project with their job roles', ok: { status: 200, schema: z.array(projectMemberResponse.omit({ project_id: true })) }, errors: read },
+  { method: 'put', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Add a member to the project (201) or change its job role (200)', body: projectMemberBody, example: { job_role_id: null }, ok: { status: 201, schema: projectMemberResponse }, errors: write },
+  { method: 'delete', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Remove a member from the project (409 while assigned to its tasks)', ok: { status: 200, schema: projectMemberResponse }, errors: [...read, 409] },
+
+  { method: 'post', path: '/api/projects/{id}/tasks', tag: 'Tasks', role: 'editor', summary: 'Create a task', body: createTaskBody, example: { name: 'Checkout', estimated_hours: 10, fixed_cost: 0, assignee_ids: [], status: 'todo' }, ok: { status: 201, schema: taskResponse }, errors: write },
+  { method: 'get', path: '/api/tasks/{id}', tag: 'Tasks', role: 'viewer', summary: 'Read a task', ok: { status: 200, schema: taskResponse }, errors: read },
+  { method: 'patch', path: '/api/tasks/{id}', tag: 'Tasks', role: 'editor', summary: 'Change a task', body: updateTaskBody, example: { status: 'done', estimated_hours: 12.5 }, ok: { status: 200, schema: taskResponse }, errors: write },
+  { method: 'delete', path: '/api/tasks/{id}', tag: 'Tasks', role: 'editor', summary: 'Archive a task and its descendants', ok: { status: 200, schema: archivedTaskResponse }, errors: read },
+  { method: 'post', path: '/api/tasks/{id}/time-logs', tag: 'Time logs', role: 'editor', summary: 'Log time on a task (exactly one of hours or seconds)', body: createTimeLogBody, example: { team_member_id: '3f1c1b8e-1111-4222-8333-944455556666', hours: 1.5, logged_at: '2026-11-20T09:30:00Z', note: 'Review' }, ok: { status: 201, schema: timeLogResponse }, errors: write },
+  { method: 'get', path: '/api/tasks/{id}/time-logs', tag: 'Time logs', role: 'viewer', summary: 'Time logs of a task, newest first', ok: { status: 200, schema: z.array(timeLogResponse) }, errors: read },
+  { method: 'delete', path: '/api/time-logs/{id}', tag: 'Time logs', role: 'editor', summary: 'Delete a time log', ok: { status: 200, schema: timeLogResponse }, errors: read },
+
+  { method: 'post', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'Create a token (the secret is returned this once)', body: createTokenBody, example: { name: 'ci', role: 'viewer' }, ok: { status: 201, schema: createdTokenResponse }, errors: write },
+  { method: 'get', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'List the team\'s tokens (without secrets)', ok: { status: 200, schema: z.array(tokenResponse) }, errors: [401, 403] },
+  { method: 'delete', path: '/api/tokens/{id}', tag: 'Access', role: 'admin', summary: 'Revoke a token, effective immediately', ok: { status: 200, schema: tokenResponse }, errors: read },
+  { method: 'post', path: '/api/teams', tag: 'Access', role: 'admin', summary: 'Create an empty team and its first admin token', body: createTeamBody, example: { name: 'Agency B' }, ok: { status: 201, schema: createdTeamResponse }, errors: write },
+];
+
+const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+};
+
+function parameters(op: Operation) {
+  const path = [...op.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
+    name,
+    in: 'path',
+    required: true,
+    description: 'UUID (anything else is a 400)',
+    schema: { type: 'string', format: 'uuid' },
+  }));
+  const query = op.query
+    ? Object.entries((jsonSchema(op.query, 'input').properties ?? {}) as Record<string, object>).map(([name, schema]) => ({
+        name,
+        in: 'query',
+        required: false,
+        schema,
+      }))
+    : [];
+  const ifMatch = op.ifMatch
+    ? [{ name: 'If-Match', in: 'header', required: false, description: 'The finance version from an ETag, e.g. "3"; a stale one gets 412', schema: { type: 'string' } }]
+    : [];
+  return [...path, ...query, ...ifMatch];
+}
+
+function operationObject(op: Operation) {
+  const responses: Record<string, unknown> = {
+    [op.ok.status]: {
+      description: 'Success',
+      ...(op.etag ? { headers: { ETag: { description: 'The task\'s finance version, e.g. "3"', schema: { type: 'string' } } } } : {}),
+      content: { 'application/json': { schema: jsonSchema(success(op.ok.schema), 'output') } },
+    },
+  };
+  for (const status of op.errors) responses[status] = { $ref: `#/components/responses/E${status}` };
+  return {
+    summary: op.summary,
+    description: `Requires a token with the ${op.role} role (or higher).`,
+    operationId: `${op.method}${op.path.replace(/\{(\w+)\}/g, 'By_$1').replace(/[^A-Za-z0-9_]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+    tags: [op.tag],
+    parameters: parameters(op),
+    ...(op.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchema(op.body, 'input'), example: op.example } } } }
+      : {}),
+    responses,
+  };
+}
+
+export function buildOpenApiDocument(): Record<string, unknown> {
+  const paths: Record<string, Record<string, unknown>> = {};
+  for (const op of OPERATIONS) {
+    paths[op.path] = { ...(paths[op.path] ?? {}), [op.method]: operationObject(op) };
+  }
+  const plain = (description: string, schema: object) => ({
+    get: { summary: description, security: [], tags: ['Operations'], responses: { 200: { description: 'OK', content: { 'application/json': { schema } } } } },
+  });
+  paths['/healthz'] = plain('The process is alive', { type: 'object', properties: { status: { const: 'ok' } } });
+  paths['/readyz'] = {
+    get: {
+      summary: 'The database is reachable',
+      security: [],
+      tags: ['Operations'],
+      responses: {
+        200: { description: 'Ready', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } } } } } },
+        503: { description: 'Database unreachable', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'unavailable' } } } } } },
+      },
+    },
+  };
+  const errorSchema = jsonSchema(errorEnvelope, 'output');
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Project finance service',
+      version: '0.1.0',
+      description:
+        'Labor hours and costs of tasks, grouped by job role and member, plus fixed costs. Money is exact: rounded once per member to the currency\'s minor unit (half away from zero), every aggregate the exact sum below it.',
+    },
+    servers: [{ url: '/' }],
+    security: [{ bearerAuth: [] }],
+    paths,
+    components: {
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from POST /api/tokens or the start-up output' } },
+      responses: Object.fromEntries(
+        Object.entries(ERROR_TEXT).map(([status, description]) => [
+          `E${status}`,
+          { description, content: { 'application/json': { schema: errorSchema } } },
+        ]),
+      ),
+    },
+  };
+}

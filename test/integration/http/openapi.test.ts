@@ -1,0 +1,50 @@
+import request from 'supertest';
+import { Harness, startHarness } from '../../support/harness';
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+describe('OpenAPI document', () => {
+  // Its validity against the OpenAPI 3.1 schema is checked by `npm run openapi:check` (run by CI).
+  it('is served without a token', async () => {
+    const res = await request(h.app).get('/openapi.json').expect(200);
+    expect(res.body).toMatchObject({ openapi: '3.1.0', info: { title: 'Project finance service' } });
+  });
+
+  it('documents every route of the contract', async () => {
+    const doc = (await request(h.app).get('/openapi.json').expect(200)).body;
+    const operations = Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    expect(operations).toEqual(
+      expect.arrayContaining([
+        'GET /api/project-finance/task/{id}/breakdown',
+        'GET /api/project-finance/project/{project_id}/tasks',
+        'PUT /api/project-finance/task/{task_id}/fixed-cost',
+        'GET /api/project-finance/task/{task_id}/fixed-cost/history',
+        'POST /api/job-roles', 'GET /api/job-roles',
+        'POST /api/team-members', 'GET /api/team-members/{id}', 'PATCH /api/team-members/{id}',
+        'POST /api/projects', 'GET /api/projects/{id}', 'PATCH /api/projects/{id}',
+        'PUT /api/projects/{id}/rate-card', 'GET /api/projects/{id}/rate-card',
+        'PUT /api/projects/{id}/members/{team_member_id}', 'DELETE /api/projects/{id}/members/{team_member_id}',
+        'POST /api/projects/{id}/tasks', 'GET /api/tasks/{id}', 'PATCH /api/tasks/{id}', 'DELETE /api/tasks/{id}',
+        'POST /api/tasks/{id}/time-logs', 'GET /api/tasks/{id}/time-logs', 'DELETE /api/time-logs/{id}',
+        'POST /api/tokens', 'GET /api/tokens', 'DELETE /api/tokens/{id}', 'POST /api/teams',
+        'GET /healthz', 'GET /readyz',
+      ]),
+    );
+    // The fixed-cost body is the validating schema itself: a number, at most 1e9, no other fields.
+    const body = doc.paths['/api/project-finance/task/{task_id}/fixed-cost'].put.requestBody.content['application/json'].schema;
+    expect(body).toMatchObject({ type: 'object', required: ['fixed_cost'], additionalProperties: false, properties: { fixed_cost: { type: 'number', minimum: 0, maximum: 1000000000 } } });
+  });
+
+  it('serves the interactive reference at /docs', async () => {
+    const page = await request(h.app).get('/docs').expect(200);
+    expect(page.text).toContain('swagger-ui');
+    await request(h.app).get('/docs/assets/swagger-ui-bundle.js').expect(200).expect('Content-Type', /javascript/);
+    await request(h.app).get('/docs/init.js').expect(200);
+  });
+});
