@@ -58,9 +58,24 @@ export type RoleGroup = {
 
 export type TaskFinance = { totals: TaskTotals; members: MemberFigures[] };
 
-const compareText = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+/**
+ * Unicode code point order, independent of locale: the order of PostgreSQL's "C" collation on UTF-8,
+ * which the project-list SQL uses for the same rule. (JavaScript's `<` compares UTF-16 code units,
+ * which differs for characters beyond U+FFFF.)
+ */
+export function compareText(a: string, b: string): number {
+  if (a === b) return 0;
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const x = a.codePointAt(i) as number;
+    const y = b.codePointAt(i) as number;
+    if (x !== y) return x < y ? -1 : 1;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
+}
 
-/** Rule 7: members by name, then team_member_id (plain code-unit order, independent of locale). */
+/** Rule 7: members by name, then team_member_id. */
 export function compareMembers(a: { name: string; teamMemberId: string }, b: { name: string; teamMemberId: string }) {
   return compareText(a.name, b.name) || compareText(a.teamMemberId, b.teamMemberId);
 }
@@ -93,16 +108,21 @@ export function computeTaskFinance(task: TaskInput, currency: string): TaskFinan
 }
 
 function totalsOf(estimatedHours: Decimal, fixedCost: Decimal, members: readonly MemberFigures[]): TaskTotals {
-  const estimatedLaborCost = sum(members.map((m) => m.estimatedCost));
-  const actualLaborCost = sum(members.map((m) => m.actualCost));
-  return {
+  return taskTotals({
     estimatedHours,
     loggedHours: sum(members.map((m) => m.loggedHours)),
-    estimatedLaborCost,
-    actualLaborCost,
+    estimatedLaborCost: sum(members.map((m) => m.estimatedCost)),
+    actualLaborCost: sum(members.map((m) => m.actualCost)),
     fixedCost,
-    totalEstimatedCost: estimatedLaborCost.plus(fixedCost),
-    totalActualCost: actualLaborCost.plus(fixedCost),
+  });
+}
+
+/** Rule 6: the fixed cost is added to both labor costs. */
+export function taskTotals(labor: Omit<TaskTotals, 'totalEstimatedCost' | 'totalActualCost'>): TaskTotals {
+  return {
+    ...labor,
+    totalEstimatedCost: labor.estimatedLaborCost.plus(labor.fixedCost),
+    totalActualCost: labor.actualLaborCost.plus(labor.fixedCost),
   };
 }
 

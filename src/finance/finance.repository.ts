@@ -111,3 +111,112 @@ export async function participantsInScope(db: Knex, teamId: string, scope: Scope
   );
   return result.rows;
 }
+
+/** Row shape: one non-archived task of a project with its own (not rolled-up) labor figures. */
+export type TaskFiguresRow = FinanceTaskRow & {
+  estimated_labor_cost: string;
+  logged_hours: string;
+  actual_labor_cost: string;
+};
+
+/**
+ * The labor figures of every task of a project in one statement, one row per task.
+ *
+ * This applies rules 2-6 of the calculator (calculator.ts) in SQL, because at project scale the
+ * (task, member) pairs are too many to ship to the service: the estimate split in hundredths with the
+ * left-over hundredths to the first members by name (COLLATE "C" = compareText), logged hours =
+ * round(seconds / 3600, 2), and each member's costs rounded to `moneyDecimals` before summing.
+ * PostgreSQL's round(numeric) rounds half away from zero, as money.ts does. The property test of the
+ * project list holds every row equal to the calculator's breakdown.
+ */
+export async function taskFiguresInProject(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  moneyDecimals: number,
+): Promise<TaskFiguresRow[]> {
+  const result = await db.raw(
+    `with task_scope as (
+       select id, name, project_id, parent_task_id, billable, estimated_hours, fixed_cost, status, priority, phase, created_at,
+              (estimated_hours * 100)::bigint as hundredths
+       from tasks where team_id = :teamId and project_id = :projectId and archived_at is null
+     ),
+     rate (job_role_id, hourly_rate) as (
+       select distinct on (job_role_id) job_role_id, hourly_rate from project_rate_cards
+       where team_id = :teamId and project_id = :projectId and effective_from <= current_date
+       order by job_role_id, effective_from desc
+     ),
+     member_rate (team_member_id, hourly_rate) as (
+       select pm.team_member_id, coalesce(r.hourly_rate, 0)
+       from project_members pm left join rate r on r.job_role_id = pm.job_role_id
+       where pm.team_id = :teamId and pm.project_id = :projectId
+     ),
+     assignee as (
+       select a.task_id, a.team_member_id, t.hundredths,
+              row_number() over (partition by a.task_id order by m.name collate "C", a.team_member_id::text collate "C") as position,
+              count(*) over (partition by a.task_id) as assignees
+       from task_assignees a
+       join task_scope t on t.id = a.task_id
+       join team_members m on m.team_id = :teamId and m.id = a.team_member_id
+       where a.team_id = :teamId
+     ),
+     estimate as (
+       select a.task_id,
+              sum(round((div(a.hundredths, a.assignees) + case when a.position <= mod(a.hundredths, a.assignees) then 1 else 0 end)
+                        / 100.0 * coalesce(mr.hourly_rate, 0), :moneyDecimals)) as estimated_labor_cost
+       from assignee a left join member_rate mr on mr.team_member_id = a.team_member_id
+       group by a.task_id
+     ),
+     actual as (
+       select x.task_id,
+              sum(round(x.total_seconds / 3600.0, 2)) as logged_hours,
+              sum(round(round(x.total_seconds / 3600.0, 2) * coalesce(mr.hourly_rate, 0), :moneyDecimals)) as actual_labor_cost
+       from task_member_time x
+       join task_scope t on t.id = x.task_id
+       left join member_rate mr on mr.team_member_id = x.team_member_id
+       where x.team_id = :teamId and x.total_seconds > 0
+       group by x.task_id
+     )
+     select t.id, t.name, t.project_id, t.parent_task_id, t.billable, t.estimated_hours, t.fixed_cost,
+            t.status, t.priority, t.phase, t.created_at,
+            coalesce(e.estimated_labor_cost, 0) as estimated_labor_cost,
+            coalesce(a.logged_hours, 0) as logged_hours,
+            coalesce(a.actual_labor_cost, 0) as actual_labor_cost
+     from task_scope t
+     left join estimate e on e.task_id = t.id
+     left join actual a on a.task_id = t.id
+     order by t.created_at, t.id`,
+    { teamId, projectId, moneyDecimals },
+  );
+  return result.rows;
+}
+
+/** Row shape: one assignee of one non-archived task of a project, with its role and rate there. */
+export type AssigneeRow = {
+  task_id: string;
+  team_member_id: string;
+  name: string;
+  avatar_url: string | null;
+  job_role: string | null;
+  hourly_rate: string | null;
+};
+
+export async function assigneesInProject(db: Knex, teamId: string, projectId: string): Promise<AssigneeRow[]> {
+  const result = await db.raw(
+    `with rate (job_role_id, hourly_rate) as (
+       select distinct on (job_role_id) job_role_id, hourly_rate from project_rate_cards
+       where team_id = :teamId and project_id = :projectId and effective_from <= current_date
+       order by job_role_id, effective_from desc
+     )
+     select a.task_id, a.team_member_id, m.name, m.avatar_url, jr.name as job_role, r.hourly_rate
+     from task_assignees a
+     join tasks t on t.team_id = :teamId and t.id = a.task_id and t.project_id = :projectId and t.archived_at is null
+     join team_members m on m.team_id = :teamId and m.id = a.team_member_id
+     left join project_members pm on pm.team_id = :teamId and pm.project_id = :projectId and pm.team_member_id = a.team_member_id
+     left join job_roles jr on jr.team_id = :teamId and jr.id = pm.job_role_id
+     left join rate r on r.job_role_id = pm.job_role_id
+     where a.team_id = :teamId`,
+    { teamId, projectId },
+  );
+  return result.rows;
+}

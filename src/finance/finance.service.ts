@@ -13,12 +13,14 @@ import {
   UNASSIGNED_ROLE,
   addTotals,
   compareMembers,
+  compareText,
+  taskTotals,
   combineTaskFinances,
   computeTaskFinance,
   groupByRole,
   variance,
 } from './calculator';
-import { ZERO, toDecimal } from './money';
+import { ZERO, minorUnit, toDecimal } from './money';
 import * as repo from './finance.repository';
 import type { ProjectTasksQuery } from './finance.schemas';
 
@@ -146,34 +148,55 @@ export async function fixedCostHistory(db: Knex, teamId: string, taskId: string)
   return rows.map((row) => ({ ...row, old_value: toDecimal(row.old_value), new_value: toDecimal(row.new_value) }));
 }
 
-type ListedTask = { task: repo.FinanceTaskRow; own: TaskFinance; passes: boolean; children: ListedTask[] };
+type ListedTask = { task: repo.TaskFiguresRow; own: TaskTotals; passes: boolean; children: ListedTask[] };
 
 const ZERO_TOTALS = addTotals([]);
 
+function ownTotals(row: repo.TaskFiguresRow): TaskTotals {
+  return taskTotals({
+    estimatedHours: toDecimal(row.estimated_hours),
+    loggedHours: toDecimal(row.logged_hours),
+    estimatedLaborCost: toDecimal(row.estimated_labor_cost),
+    actualLaborCost: toDecimal(row.actual_labor_cost),
+    fixedCost: toDecimal(row.fixed_cost),
+  });
+}
+
+function presentAssignees(rows: readonly repo.AssigneeRow[]) {
+  return rows
+    .map((a) => ({ teamMemberId: a.team_member_id, name: a.name, avatarUrl: a.avatar_url, jobRole: a.job_role, hourlyRate: a.hourly_rate }))
+    .sort(compareMembers)
+    .map((a) => ({
+      team_member_id: a.teamMemberId,
+      name: a.name,
+      avatar_url: a.avatarUrl,
+      job_title_name: a.jobRole ?? UNASSIGNED_ROLE,
+      hourly_rate: a.hourlyRate === null ? ZERO : toDecimal(a.hourlyRate),
+    }));
+}
+
 /**
- * One row per listed task: the sums over the task and its descendants that pass the filter. All tasks
- * of the project are read in one query and their participants in another, then rolled up in memory.
+ * One row per listed task: the sums over the task and its descendants that pass the filter. The
+ * project's tasks come with their own labor figures from one set-based query, their assignees from
+ * another; the tree is rolled up here.
  */
 export async function listProjectTasks(db: Knex, teamId: string, projectId: string, query: ProjectTasksQuery) {
   const project = await getProject(db, teamId, projectId);
-  const scope: repo.Scope = { kind: 'project', projectId };
-  const [tasks, participants] = await Promise.all([
-    repo.tasksInScope(db, teamId, scope),
-    repo.participantsInScope(db, teamId, scope),
+  const [tasks, assignees] = await Promise.all([
+    repo.taskFiguresInProject(db, teamId, projectId, minorUnit(project.currency)),
+    repo.assigneesInProject(db, teamId, projectId),
   ]);
-  const membersByTask = memberInputsByTask(participants);
-  const passes = (t: repo.FinanceTaskRow) =>
+  const assigneesByTask = new Map<string, repo.AssigneeRow[]>();
+  for (const row of assignees) assigneesByTask.set(row.task_id, [...(assigneesByTask.get(row.task_id) ?? []), row]);
+  const passes = (t: repo.TaskFiguresRow) =>
     query.billable_filter === 'all' || t.billable === (query.billable_filter === 'billable');
 
   const nodes = new Map<string, ListedTask>();
-  for (const task of tasks) {
-    nodes.set(task.id, { task, own: financeOf(task, membersByTask.get(task.id), project.currency), passes: passes(task), children: [] });
-  }
+  for (const task of tasks) nodes.set(task.id, { task, own: ownTotals(task), passes: passes(task), children: [] });
   const roots: ListedTask[] = [];
   for (const node of nodes.values()) {
-    const parent = node.task.parent_task_id === null ? undefined : nodes.get(node.task.parent_task_id);
     if (node.task.parent_task_id === null) roots.push(node);
-    else parent?.children.push(node);
+    else nodes.get(node.task.parent_task_id)?.children.push(node);
   }
 
   let candidates = roots;
@@ -196,22 +219,14 @@ export async function listProjectTasks(db: Knex, teamId: string, projectId: stri
         status: node.task.status,
         priority: node.task.priority,
         phase: node.task.phase,
-        assignees: (membersByTask.get(node.task.id) ?? [])
-          .filter((m) => m.isAssignee)
-          .sort(compareMembers)
-          .map((m) => ({
-            team_member_id: m.teamMemberId,
-            name: m.name,
-            avatar_url: m.avatarUrl,
-            job_title_name: m.jobRole ?? UNASSIGNED_ROLE,
-            hourly_rate: m.hourlyRate ?? ZERO,
-          })),
+        assignees: presentAssignees(assigneesByTask.get(node.task.id) ?? []),
         totalsForSums: totals,
       };
     });
 
+  const { id, name, currency, budget } = presentProject(project);
   const body: Record<string, unknown> = {
-    project: (({ id, name, currency, budget }) => ({ id, name, currency, budget }))(presentProject(project)),
+    project: { id, name, currency, budget },
     tasks: rows.map(({ totalsForSums: _omit, ...row }) => row),
     totals: presentListSums(rows.map((row) => row.totalsForSums)),
   };
@@ -234,7 +249,7 @@ function rollUp(candidates: readonly ListedTask[]): Map<ListedTask, { totals: Ta
   }
   for (const node of order.reverse()) {
     const parts = node.children.map((child) => result.get(child) ?? { totals: ZERO_TOTALS, listed: false });
-    const own = node.passes ? [node.own.totals] : [];
+    const own = node.passes ? [node.own] : [];
     result.set(node, {
       totals: addTotals([...own, ...parts.map((p) => p.totals)]),
       listed: node.passes || parts.some((p) => p.listed),
@@ -260,7 +275,7 @@ function groupRows(rows: readonly GroupableRow[], field: 'status' | 'priority' |
   }
   const rank = (name: string) => (name === NONE_GROUP ? 1 : 0);
   return [...groups.entries()]
-    .sort(([a], [b]) => rank(a) - rank(b) || (a < b ? -1 : a > b ? 1 : 0))
+    .sort(([a], [b]) => rank(a) - rank(b) || compareText(a, b))
     .map(([groupName, members]) => ({
       group_name: groupName,
       task_ids: members.map((row) => row.id),

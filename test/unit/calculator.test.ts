@@ -1,6 +1,7 @@
 import {
   MemberInput,
   combineTaskFinances,
+  compareText,
   computeTaskFinance,
   groupByRole,
   variance,
@@ -160,5 +161,13 @@ describe('combineTaskFinances', () => {
       totalEstimatedCost: '1035.67',
       totalActualCost: '257.56',
     });
+  });
+});
+
+describe('compareText', () => {
+  it('orders by code point, as PostgreSQL\'s "C" collation does', () => {
+    const names = ['b', 'B', 'a', '\u{1F600} emoji', '\uFF21 fullwidth', 'ab', 'a'];
+    // U+FF21 sorts before U+1F600 by code point; UTF-16 code units would put the emoji (0xD83D) first.
+    expect([...names].sort(compareText)).toEqual(['B', 'a', 'a', 'ab', 'b', '\uFF21 fullwidth', '\u{1F600} emoji']);
   });
 });

@@ -186,6 +186,28 @@ describe('GET /api/project-finance/project/:project_id/tasks', () => {
     }
   });
 
+  it('splits in code point order in the list as in the breakdown (U+FF21 before U+1F600)', async () => {
+    const project = await createProject(h.api);
+    const cheap = await createJobRole(h.api);
+    const dear = await createJobRole(h.api);
+    await setRateCard(h.api, project.id, [{ job_role_id: cheap.id, hourly_rate: 50 }, { job_role_id: dear.id, hourly_rate: 100 }]);
+    const emoji = await createMember(h.api, { name: '\u{1F600} Ann' });
+    const wide = await createMember(h.api, { name: '\uFF21nn' });
+    await addToProject(h.api, project.id, emoji.id, dear.id);
+    await addToProject(h.api, project.id, wide.id, cheap.id);
+    const task = await createTask(h.api, project.id, { estimated_hours: 0.03, assignee_ids: [emoji.id, wide.id] });
+    // 3 hundredths over two: the first by code point (U+FF21, at 50/h) gets 0.02 h = 1.00, the emoji 0.01 h = 1.00.
+    // In UTF-16 order the emoji (0xD83D) would come first: 0.02 h x 100 = 2.00 + 0.01 x 50 = 0.50.
+    const b = await breakdown(h.api, task.id);
+    expect(b.members.map((m) => [m.team_member_id, m.estimated_hours, m.estimated_cost])).toEqual([
+      [wide.id, 0.02, 1],
+      [emoji.id, 0.01, 1],
+    ]);
+    const listed = (await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200)).body.body.tasks[0];
+    expect(listed.estimated_labor_cost).toBe(2);
+    expect(listed.assignees.map((a: { team_member_id: string }) => a.team_member_id)).toEqual([wide.id, emoji.id]);
+  });
+
   it('answers 404 for an unknown project or parent and 400 for bad ids or query values', async () => {
     const missing = await h.api.get('/api/project-finance/project/3f1c1b8e-1111-4222-8333-944455556666/tasks').expect(404);
     expect(missing.body.error.code).toBe('PROJECT_NOT_FOUND');

@@ -60,7 +60,8 @@ async function build(model: Model) {
   );
   const members: { id: string; inProject: boolean }[] = [];
   for (const [i, spec] of model.members.entries()) {
-    const member = await createMember(h.api, { name: `M${i % 3}` });
+    // Names that order differently by locale, by UTF-16 unit and by code point, and namesakes.
+    const member = await createMember(h.api, { name: ['Ann', 'ann', '\u00C1nn', '\u{1F600} Ann', '\uFF21nn'][i % 5] as string });
     const role = spec.role < roles.length ? (roles[spec.role]?.id as string) : null;
     if (spec.inProject) await addToProject(h.api, project.id, member.id, role);
     members.push({ id: member.id, inProject: spec.inProject });

@@ -1,0 +1,237 @@
+import { ChildProcess, spawn, execSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { createDb, DatabaseTarget } from '../src/db/knex';
+import { migrateToLatest } from '../src/db/migrate';
+import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, datasetPresent, generate, projectId, projectSizes, taskId } from './dataset';
+
+/*
+ * npm run bench -- [--size small|full] [--backend postgres|pglite|both] [--duration 15] [--connections 10]
+ *
+ * Builds the service, prepares the dataset (generated once, then reused), starts the service as its
+ * own process, warms up, and drives one endpoint at a time with autocannon at fixed concurrency.
+ * Reports requests/s, p50, p99, errors, peak RSS, and each endpoint's throughput as a share of
+ * /healthz measured in the same run. Results go to bench/results/ (JSON and Markdown).
+ */
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
+};
+const size = SIZES[option('size', 'small') as Size['name']];
+if (!size) throw new Error('--size must be small or full');
+const backendArg = option('backend', size.name === 'full' ? 'postgres' : 'both');
+const duration = Number(option('duration', '15'));
+const warmup = Number(option('warmup', '3'));
+const connections = Number(option('connections', '10'));
+const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const PORT = Number(option('port', '3456'));
+const resultsDir = path.resolve('bench/results');
+
+function log(line: string) {
+  process.stdout.write(`${line}\n`);
+}
+
+async function prepare(target: DatabaseTarget): Promise<void> {
+  const db = createDb(target);
+  try {
+    await migrateToLatest(db);
+    if (await datasetPresent(db, size)) {
+      log(`dataset "${size.name}" already present`);
+      return;
+    }
+    log(`generating dataset "${size.name}"...`);
+    const started = Date.now();
+    await generate(db, size, log);
+    log(`dataset ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  } finally {
+    await db.destroy();
+  }
+}
+
+async function postgresTarget(): Promise<DatabaseTarget> {
+  const name = `pfs_bench_${size.name}`;
+  const admin = createDb({ kind: 'postgres', url: serverUrl, poolMax: 1 });
+  const exists = await admin.raw('select 1 from pg_database where datname = ?', [name]);
+  if (exists.rows.length === 0) await admin.raw(`create database ${name}`);
+  await admin.destroy();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { kind: 'postgres', url: url.toString() };
+}
+
+function startService(target: DatabaseTarget): ChildProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false' };
+  delete env.DATABASE_URL;
+  delete env.DATA_DIR;
+  delete env.ADMIN_TOKEN;
+  if (target.kind === 'postgres') env.DATABASE_URL = target.url;
+  else env.DATA_DIR = target.dataDir;
+  const child = spawn(process.execPath, ['dist/src/server.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  return child;
+}
+
+async function waitReady(): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${PORT}/readyz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the service did not become ready');
+}
+
+function rssOf(pid: number): { rss: number; peak: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+type Endpoint = { name: string; method?: 'GET' | 'PUT'; paths: () => string; body?: () => string; auth: boolean };
+
+function endpoints(): Endpoint[] {
+  const sizes = projectSizes(size);
+  const pick = () => {
+    for (;;) {
+      const p = Math.floor(Math.random() * (size.projects - 1));
+      const n = sizes[p] ?? 0;
+      if (n > 0) return taskId(p, Math.floor(Math.random() * n));
+    }
+  };
+  return [
+    { name: '/healthz', paths: () => '/healthz', auth: false },
+    { name: 'breakdown, random task', paths: () => `/api/project-finance/task/${pick()}/breakdown`, auth: true },
+    { name: `breakdown, big task (${size.bigTaskAssignees} assignees, ${size.bigTaskLogs} logs)`, paths: () => `/api/project-finance/task/${BIG_TASK_ID}/breakdown`, auth: true },
+    { name: `project list, ${size.mediumProjectTasks} tasks`, paths: () => `/api/project-finance/project/${projectId(1)}/tasks`, auth: true },
+    { name: `project list, ${size.largeProjectTasks} tasks`, paths: () => `/api/project-finance/project/${projectId(0)}/tasks`, auth: true },
+    { name: 'fixed-cost update, random task', method: 'PUT', paths: () => `/api/project-finance/task/${pick()}/fixed-cost`, body: () => JSON.stringify({ fixed_cost: Math.floor(Math.random() * 100000) / 100 }), auth: true },
+  ];
+}
+
+type Result = { endpoint: string; rps: number; p50: number; p99: number; errors: number; requests: number };
+
+function headersOf(endpoint: Endpoint): Record<string, string> {
+  const headers: Record<string, string> = endpoint.auth ? { authorization: `Bearer ${BENCH_TOKEN}` } : {};
+  if (endpoint.body) headers['content-type'] = 'application/json';
+  return headers;
+}
+
+/** One request per endpoint before any load: a benchmark of error responses would measure nothing. */
+async function checkAnswers(endpoint: Endpoint): Promise<void> {
+  const res = await fetch(`http://127.0.0.1:${PORT}${endpoint.paths()}`, { method: endpoint.method ?? 'GET', headers: headersOf(endpoint), body: endpoint.body?.() });
+  if (!res.ok) throw new Error(`${endpoint.name} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+}
+
+async function drive(endpoint: Endpoint, seconds: number): Promise<Result> {
+  const headers = headersOf(endpoint);
+  const result = await autocannon({
+    url: `http://127.0.0.1:${PORT}`,
+    connections,
+    duration: seconds,
+    requests: [
+      {
+        method: endpoint.method ?? 'GET',
+        headers,
+        setupRequest: (req) => ({ ...req, path: endpoint.paths(), ...(endpoint.body ? { body: endpoint.body() } : {}) }),
+      },
+    ],
+  });
+  return {
+    endpoint: endpoint.name,
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts + result.non2xx,
+    requests: result.requests.total,
+  };
+}
+
+function machine(): string {
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  let pg = 'n/a';
+  try {
+    pg = execSync('psql --version', { encoding: 'utf8' }).trim();
+  } catch {
+    // no psql client
+  }
+  return `${cpu}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, ${pg}`;
+}
+
+async function benchBackend(kind: 'postgres' | 'pglite') {
+  const target: DatabaseTarget =
+    kind === 'postgres' ? await postgresTarget() : { kind: 'pglite', dataDir: path.resolve(`bench/data/pglite-${size.name}`) };
+  log(`\n## ${kind} (${size.name} dataset)`);
+  await prepare(target);
+  const child = startService(target);
+  try {
+    await waitReady();
+    const startRss = rssOf(child.pid as number).rss;
+    let peak = startRss;
+    const sampler = setInterval(() => {
+      peak = Math.max(peak, rssOf(child.pid as number).rss);
+    }, 200);
+    const results: Result[] = [];
+    for (const endpoint of endpoints()) {
+      await checkAnswers(endpoint);
+      await drive(endpoint, warmup);
+      const result = await drive(endpoint, duration);
+      results.push(result);
+      log(`  ${endpoint.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}`);
+    }
+    clearInterval(sampler);
+    const { peak: hwm } = rssOf(child.pid as number);
+    return { backend: kind, results, rss: { start: startRss, peak: Math.max(peak, hwm) } };
+  } finally {
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+}
+
+function markdown(run: { backend: string; results: Result[]; rss: { start: number; peak: number } }): string {
+  const healthz = run.results[0]?.rps ?? 1;
+  const rows = run.results.map(
+    (r) => `| ${r.endpoint} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${((100 * r.rps) / healthz).toFixed(0)}% |`,
+  );
+  return [
+    `### ${run.backend}, ${size.name} dataset`,
+    '',
+    '| Endpoint | req/s | p50 ms | p99 ms | errors | share of /healthz |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+    `RSS of the service: ${run.rss.start.toFixed(0)} MB after start, ${run.rss.peak.toFixed(0)} MB at peak.`,
+  ].join('\n');
+}
+
+async function main() {
+  log(`Machine: ${machine()}`);
+  log(`Dataset: ${JSON.stringify(size)}`);
+  log(`Load: autocannon, ${connections} connections, ${warmup} s warm-up then ${duration} s per endpoint`);
+  execSync('npm run --silent build', { stdio: 'inherit' });
+  const backends = backendArg === 'both' ? (['postgres', 'pglite'] as const) : [backendArg as 'postgres' | 'pglite'];
+  const runs = [];
+  for (const backend of backends) runs.push(await benchBackend(backend));
+  fs.mkdirSync(resultsDir, { recursive: true });
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const report = [
+    `Machine: ${machine()}`,
+    `Dataset: ${size.name} (${size.projects} projects, ${size.tasks} tasks, ${size.members} members, ${size.logs} time logs; big task ${size.bigTaskAssignees} assignees, ${size.bigTaskLogs} logs)`,
+    `Command: npm run bench -- ${args.join(' ')}`.trim(),
+    `Load: autocannon, ${connections} connections, ${warmup} s warm-up then ${duration} s per endpoint, one endpoint at a time`,
+    '',
+    ...runs.map(markdown),
+  ].join('\n');
+  fs.writeFileSync(path.join(resultsDir, `${size.name}-${stamp}.json`), JSON.stringify({ size, runs }, null, 2));
+  fs.writeFileSync(path.join(resultsDir, `${size.name}-${stamp}.md`), `${report}\n`);
+  log(`\n${report}\n\nWritten to bench/results/${size.name}-${stamp}.md`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
