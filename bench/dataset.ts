@@ -177,8 +177,10 @@ export async function generate(db: Knex, size: Size, log: (line: string) => void
   });
   await step('running totals per task and member', async () => {
     await db.raw(
-      `insert into task_member_time (team_id, task_id, team_member_id, total_seconds, log_count)
-       select team_id, task_id, team_member_id, sum(seconds), count(*) from time_logs where team_id = ? group by 1, 2, 3`,
+      `insert into task_member_time (team_id, project_id, task_id, team_member_id, total_seconds, log_count)
+       select l.team_id, t.project_id, l.task_id, l.team_member_id, sum(l.seconds), count(*)
+       from time_logs l join tasks t on t.team_id = l.team_id and t.id = l.task_id
+       where l.team_id = ? group by 1, 2, 3, 4`,
       [team],
     );
     await db.raw('analyze');

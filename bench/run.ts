@@ -8,7 +8,8 @@ import { migrateToLatest } from '../src/db/migrate';
 import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, datasetPresent, generate, projectId, projectSizes, taskId } from './dataset';
 
 /*
- * npm run bench -- [--size small|full] [--backend postgres|pglite|both] [--duration 15] [--connections 10]
+ * npm run bench -- [--size small|full] [--backend postgres|pglite|both] [--duration 15] [--warmup 3]
+ *                  [--connections 10] [--prepare-only]
  *
  * Builds the service, prepares the dataset (generated once, then reused), starts the service as its
  * own process, warms up, and drives one endpoint at a time with autocannon at fixed concurrency.
@@ -167,6 +168,7 @@ async function benchBackend(kind: 'postgres' | 'pglite') {
     kind === 'postgres' ? await postgresTarget() : { kind: 'pglite', dataDir: path.resolve(`bench/data/pglite-${size.name}`) };
   log(`\n## ${kind} (${size.name} dataset)`);
   await prepare(target);
+  if (args.includes('--prepare-only')) return undefined;
   const child = startService(target);
   try {
     await waitReady();
@@ -215,7 +217,11 @@ async function main() {
   execSync('npm run --silent build', { stdio: 'inherit' });
   const backends = backendArg === 'both' ? (['postgres', 'pglite'] as const) : [backendArg as 'postgres' | 'pglite'];
   const runs = [];
-  for (const backend of backends) runs.push(await benchBackend(backend));
+  for (const backend of backends) {
+    const run = await benchBackend(backend);
+    if (run) runs.push(run);
+  }
+  if (runs.length === 0) return;
   fs.mkdirSync(resultsDir, { recursive: true });
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const report = [

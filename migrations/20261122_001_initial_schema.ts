@@ -145,13 +145,17 @@ export async function up(knex: Knex): Promise<void> {
   // so a breakdown reads one row per member however many logs there are.
   await knex.schema.createTable('task_member_time', (t) => {
     t.uuid('team_id').notNullable();
+    // The task's project (tasks never move): a project list reads only its own project's totals.
+    t.uuid('project_id').notNullable();
     t.uuid('task_id').notNullable();
     t.uuid('team_member_id').notNullable();
     t.bigInteger('total_seconds').notNullable().defaultTo(0);
     t.integer('log_count').notNullable().defaultTo(0);
     t.primary(['team_id', 'task_id', 'team_member_id']);
     t.foreign(['team_id', 'task_id']).references(['team_id', 'id']).inTable('tasks');
+    t.foreign(['team_id', 'project_id']).references(['team_id', 'id']).inTable('projects');
     t.foreign(['team_id', 'team_member_id']).references(['team_id', 'id']).inTable('team_members');
+    t.index(['team_id', 'project_id'], 'task_member_time_project_idx');
   });
   await knex.raw(
     'alter table task_member_time add constraint task_member_time_ck check (total_seconds >= 0 and log_count >= 0)',

@@ -126,17 +126,25 @@ export function taskTotals(labor: Omit<TaskTotals, 'totalEstimatedCost' | 'total
   };
 }
 
-/** Adds task totals field by field (subtree breakdowns, project rows, project totals). */
+/** Adds task totals field by field (subtree breakdowns, project rows, project totals), in one pass. */
 export function addTotals(all: readonly TaskTotals[]): TaskTotals {
-  return {
-    estimatedHours: sum(all.map((t) => t.estimatedHours)),
-    loggedHours: sum(all.map((t) => t.loggedHours)),
-    estimatedLaborCost: sum(all.map((t) => t.estimatedLaborCost)),
-    actualLaborCost: sum(all.map((t) => t.actualLaborCost)),
-    fixedCost: sum(all.map((t) => t.fixedCost)),
-    totalEstimatedCost: sum(all.map((t) => t.totalEstimatedCost)),
-    totalActualCost: sum(all.map((t) => t.totalActualCost)),
-  };
+  let estimatedHours = ZERO;
+  let loggedHours = ZERO;
+  let estimatedLaborCost = ZERO;
+  let actualLaborCost = ZERO;
+  let fixedCost = ZERO;
+  let totalEstimatedCost = ZERO;
+  let totalActualCost = ZERO;
+  for (const t of all) {
+    estimatedHours = estimatedHours.plus(t.estimatedHours);
+    loggedHours = loggedHours.plus(t.loggedHours);
+    estimatedLaborCost = estimatedLaborCost.plus(t.estimatedLaborCost);
+    actualLaborCost = actualLaborCost.plus(t.actualLaborCost);
+    fixedCost = fixedCost.plus(t.fixedCost);
+    totalEstimatedCost = totalEstimatedCost.plus(t.totalEstimatedCost);
+    totalActualCost = totalActualCost.plus(t.totalActualCost);
+  }
+  return { estimatedHours, loggedHours, estimatedLaborCost, actualLaborCost, fixedCost, totalEstimatedCost, totalActualCost };
 }
 
 /** A member's figures over several tasks are the sums of that member's figures on each task. */

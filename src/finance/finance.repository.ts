@@ -174,7 +174,7 @@ export async function taskFiguresInProject(
        from task_member_time x
        join task_scope t on t.id = x.task_id
        left join member_rate mr on mr.team_member_id = x.team_member_id
-       where x.team_id = :teamId and x.total_seconds > 0
+       where x.team_id = :teamId and x.project_id = :projectId and x.total_seconds > 0
        group by x.task_id
      )
      select t.id, t.name, t.project_id, t.parent_task_id, t.billable, t.estimated_hours, t.fixed_cost,

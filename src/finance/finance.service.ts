@@ -248,12 +248,15 @@ function rollUp(candidates: readonly ListedTask[]): Map<ListedTask, { totals: Ta
     stack.push(...node.children);
   }
   for (const node of order.reverse()) {
-    const parts = node.children.map((child) => result.get(child) ?? { totals: ZERO_TOTALS, listed: false });
-    const own = node.passes ? [node.own] : [];
-    result.set(node, {
-      totals: addTotals([...own, ...parts.map((p) => p.totals)]),
-      listed: node.passes || parts.some((p) => p.listed),
-    });
+    const included: TaskTotals[] = node.passes ? [node.own] : [];
+    let listed = node.passes;
+    for (const child of node.children) {
+      const part = result.get(child);
+      if (!part?.listed) continue;
+      included.push(part.totals);
+      listed = true;
+    }
+    result.set(node, { totals: included.length === 1 ? (included[0] as TaskTotals) : addTotals(included), listed });
   }
   return result;
 }

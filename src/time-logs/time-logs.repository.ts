@@ -15,11 +15,11 @@ const COLUMNS = ['id', 'task_id', 'team_member_id', 'seconds', 'logged_at', 'not
 /** Adds a new log's seconds to the running total of its task and member. */
 async function addToMemberTotal(db: Knex, teamId: string, taskId: string, memberId: string, seconds: number) {
   await db.raw(
-    `insert into task_member_time as tmt (team_id, task_id, team_member_id, total_seconds, log_count)
-     values (?, ?, ?, ?, 1)
+    `insert into task_member_time as tmt (team_id, project_id, task_id, team_member_id, total_seconds, log_count)
+     select t.team_id, t.project_id, t.id, ?, ?, 1 from tasks t where t.team_id = ? and t.id = ?
      on conflict (team_id, task_id, team_member_id) do update
        set total_seconds = tmt.total_seconds + excluded.total_seconds, log_count = tmt.log_count + 1`,
-    [teamId, taskId, memberId, seconds],
+    [memberId, seconds, teamId, taskId],
   );
 }
 
