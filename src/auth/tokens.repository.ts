@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { prepared } from '../db/prepared';
 import type { Role } from './roles';
 
 export type TokenRow = {
@@ -14,7 +15,7 @@ export type TokenRow = {
 const PUBLIC_COLUMNS = ['id', 'name', 'role', 'created_at', 'revoked_at'] as const;
 
 export async function findActiveBySecretHash(db: Knex, secretHash: Buffer): Promise<TokenRow | undefined> {
-  return db<TokenRow>('api_tokens').where({ secret_hash: secretHash }).whereNull('revoked_at').first();
+  return prepared(db<TokenRow>('api_tokens').where({ secret_hash: secretHash }).whereNull('revoked_at').first(), 'auth_token');
 }
 
 export async function insertToken(

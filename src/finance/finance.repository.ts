@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { prepared } from '../db/prepared';
 
 /*
  * The finance queries. Each takes a scope (one task, a task and its descendants, or a whole project)
@@ -58,7 +59,7 @@ export type FinanceTaskRow = {
 
 export async function tasksInScope(db: Knex, teamId: string, scope: Scope): Promise<FinanceTaskRow[]> {
   const cte = scopeCte(teamId, scope);
-  const result = await db.raw(
+  const statement = db.raw(
     `with recursive ${cte.sql}
      select t.id, t.name, t.project_id, t.parent_task_id, t.billable, t.estimated_hours, t.fixed_cost,
             t.status, t.priority, t.phase, t.created_at
@@ -66,6 +67,7 @@ export async function tasksInScope(db: Knex, teamId: string, scope: Scope): Prom
      order by t.created_at, t.id`,
     cte.bindings,
   );
+  const result = await prepared(statement, `finance_tasks_${scope.kind}`);
   return result.rows;
 }
 
@@ -83,7 +85,7 @@ export type ParticipantRow = {
 
 export async function participantsInScope(db: Knex, teamId: string, scope: Scope): Promise<ParticipantRow[]> {
   const cte = scopeCte(teamId, scope);
-  const result = await db.raw(
+  const statement = db.raw(
     `with recursive ${cte.sql},
      participant (task_id, team_member_id) as (
        select a.task_id, a.team_member_id from task_assignees a join scope s on a.team_id = :teamId and a.task_id = s.id
@@ -109,6 +111,7 @@ export async function participantsInScope(db: Knex, teamId: string, scope: Scope
      left join rate r on r.job_role_id = pm.job_role_id`,
     cte.bindings,
   );
+  const result = await prepared(statement, `finance_participants_${scope.kind}`);
   return result.rows;
 }
 
@@ -135,7 +138,7 @@ export async function taskFiguresInProject(
   projectId: string,
   moneyDecimals: number,
 ): Promise<TaskFiguresRow[]> {
-  const result = await db.raw(
+  const statement = db.raw(
     `with task_scope as (
        select id, name, project_id, parent_task_id, billable, estimated_hours, fixed_cost, status, priority, phase, created_at,
               (estimated_hours * 100)::bigint as hundredths
@@ -162,20 +165,24 @@ export async function taskFiguresInProject(
      ),
      estimate as (
        select a.task_id,
-              sum(round((div(a.hundredths, a.assignees) + case when a.position <= mod(a.hundredths, a.assignees) then 1 else 0 end)
-                        / 100.0 * coalesce(mr.hourly_rate, 0), :moneyDecimals)) as estimated_labor_cost
+              sum(round((a.hundredths / a.assignees + case when a.position <= a.hundredths % a.assignees then 1 else 0 end)
+                        * coalesce(mr.hourly_rate, 0) / 100, :moneyDecimals)) as estimated_labor_cost
        from assignee a left join member_rate mr on mr.team_member_id = a.team_member_id
        group by a.task_id
      ),
-     actual as (
-       select x.task_id,
-              sum(round(x.total_seconds / 3600.0, 2)) as logged_hours,
-              sum(round(round(x.total_seconds / 3600.0, 2) * coalesce(mr.hourly_rate, 0), :moneyDecimals)) as actual_labor_cost
+     logged as (
+       -- Hundredths of an hour in integers: (s * 100 + 1800) / 3600 rounds s / 36 half up, exactly.
+       select x.task_id, (x.total_seconds * 100 + 1800) / 3600 as hundredths, coalesce(mr.hourly_rate, 0) as hourly_rate
        from task_member_time x
        join task_scope t on t.id = x.task_id
        left join member_rate mr on mr.team_member_id = x.team_member_id
        where x.team_id = :teamId and x.project_id = :projectId and x.total_seconds > 0
-       group by x.task_id
+     ),
+     actual as (
+       select task_id, sum(hundredths) / 100.0 as logged_hours,
+              sum(round(hundredths * hourly_rate / 100, :moneyDecimals)) as actual_labor_cost
+       from logged
+       group by task_id
      )
      select t.id, t.name, t.project_id, t.parent_task_id, t.billable, t.estimated_hours, t.fixed_cost,
             t.status, t.priority, t.phase, t.created_at,
@@ -188,6 +195,7 @@ export async function taskFiguresInProject(
      order by t.created_at, t.id`,
     { teamId, projectId, moneyDecimals },
   );
+  const result = await prepared(statement, 'finance_task_figures');
   return result.rows;
 }
 
@@ -202,7 +210,7 @@ export type AssigneeRow = {
 };
 
 export async function assigneesInProject(db: Knex, teamId: string, projectId: string): Promise<AssigneeRow[]> {
-  const result = await db.raw(
+  const statement = db.raw(
     `with rate (job_role_id, hourly_rate) as (
        select distinct on (job_role_id) job_role_id, hourly_rate from project_rate_cards
        where team_id = :teamId and project_id = :projectId and effective_from <= current_date
@@ -218,5 +226,6 @@ export async function assigneesInProject(db: Knex, teamId: string, projectId: st
      where a.team_id = :teamId`,
     { teamId, projectId },
   );
+  const result = await prepared(statement, 'finance_assignees');
   return result.rows;
 }

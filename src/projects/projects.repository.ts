@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { prepared } from '../db/prepared';
 
 export type ProjectRow = {
   id: string;
@@ -25,7 +26,7 @@ export async function insertProject(
 
 export async function findProject(db: Knex, teamId: string, id: string, lock = false): Promise<ProjectRow | undefined> {
   const query = db('projects').where({ team_id: teamId, id }).first(COLUMNS);
-  return lock ? query.forUpdate() : query;
+  return lock ? prepared(query.forUpdate(), 'find_project_for_update') : prepared(query, 'find_project');
 }
 
 export async function listProjects(db: Knex, teamId: string): Promise<ProjectRow[]> {

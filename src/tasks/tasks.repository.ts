@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { prepared } from '../db/prepared';
 
 export type TaskRow = {
   id: string;
@@ -43,7 +44,7 @@ export async function findTask(db: Knex, teamId: string, id: string, lock = fals
     .where({ 't.team_id': teamId, 't.id': id })
     .whereNull('t.archived_at')
     .first(TASK_COLUMNS);
-  return lock ? query.forUpdate('t') : query;
+  return lock ? prepared(query.forUpdate('t'), 'find_task_for_update') : prepared(query, 'find_task');
 }
 
 export async function insertTask(db: Knex, teamId: string, projectId: string, fields: TaskFields & { name: string }) {
