@@ -161,6 +161,21 @@ export async function up(knex: Knex): Promise<void> {
     'alter table task_member_time add constraint task_member_time_ck check (total_seconds >= 0 and log_count >= 0)',
   );
 
+  // Each task's own labor figures as the calculator computed them, refreshed in the same transaction
+  // as every write that can change them, so a project list reads one row per task.
+  await knex.schema.createTable('task_labor', (t) => {
+    t.uuid('team_id').notNullable();
+    t.uuid('task_id').notNullable();
+    t.uuid('project_id').notNullable();
+    t.decimal('estimated_labor_cost', 24, 4).notNullable();
+    t.decimal('logged_hours', 16, 2).notNullable();
+    t.decimal('actual_labor_cost', 24, 4).notNullable();
+    t.primary(['team_id', 'task_id']);
+    t.foreign(['team_id', 'task_id']).references(['team_id', 'id']).inTable('tasks');
+    t.foreign(['team_id', 'project_id']).references(['team_id', 'id']).inTable('projects');
+    t.index(['team_id', 'project_id'], 'task_labor_project_idx');
+  });
+
   await knex.schema.createTable('fixed_cost_history', (t) => {
     t.uuid('team_id').notNullable();
     t.uuid('id').notNullable().defaultTo(knex.raw('gen_random_uuid()'));
@@ -180,6 +195,7 @@ export async function up(knex: Knex): Promise<void> {
 export async function down(knex: Knex): Promise<void> {
   for (const table of [
     'fixed_cost_history',
+    'task_labor',
     'task_member_time',
     'time_logs',
     'task_assignees',

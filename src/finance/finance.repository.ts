@@ -10,6 +10,7 @@ import { prepared } from '../db/prepared';
 export type Scope =
   | { kind: 'task'; projectId: string; taskId: string }
   | { kind: 'subtree'; projectId: string; taskId: string }
+  | { kind: 'tasks'; projectId: string; taskIds: readonly string[] }
   | { kind: 'project'; projectId: string };
 
 type Bindings = Record<string, string>;
@@ -21,6 +22,15 @@ function scopeCte(teamId: string, scope: Scope): { sql: string; bindings: Bindin
     return {
       sql: `scope (id) as (
         select id from tasks where team_id = :teamId and project_id = :projectId and archived_at is null)`,
+      bindings,
+    };
+  }
+  if (scope.kind === 'tasks') {
+    scope.taskIds.forEach((id, index) => (bindings[`task${index}`] = id));
+    const list = scope.taskIds.map((_, index) => `:task${index}`).join(', ');
+    return {
+      sql: `scope (id) as (
+        select id from tasks where team_id = :teamId and project_id = :projectId and id in (${list}) and archived_at is null)`,
       bindings,
     };
   }
@@ -67,7 +77,7 @@ export async function tasksInScope(db: Knex, teamId: string, scope: Scope): Prom
      order by t.created_at, t.id`,
     cte.bindings,
   );
-  const result = await prepared(statement, `finance_tasks_${scope.kind}`);
+  const result = scope.kind === 'tasks' ? await statement : await prepared(statement, `finance_tasks_${scope.kind}`);
   return result.rows;
 }
 
@@ -111,7 +121,7 @@ export async function participantsInScope(db: Knex, teamId: string, scope: Scope
      left join rate r on r.job_role_id = pm.job_role_id`,
     cte.bindings,
   );
-  const result = await prepared(statement, `finance_participants_${scope.kind}`);
+  const result = scope.kind === 'tasks' ? await statement : await prepared(statement, `finance_participants_${scope.kind}`);
   return result.rows;
 }
 
@@ -122,81 +132,40 @@ export type TaskFiguresRow = FinanceTaskRow & {
   actual_labor_cost: string;
 };
 
-/**
- * The labor figures of every task of a project in one statement, one row per task.
- *
- * This applies rules 2-6 of the calculator (calculator.ts) in SQL, because at project scale the
- * (task, member) pairs are too many to ship to the service: the estimate split in hundredths with the
- * left-over hundredths to the first members by name (COLLATE "C" = compareText), logged hours =
- * round(seconds / 3600, 2), and each member's costs rounded to `moneyDecimals` before summing.
- * PostgreSQL's round(numeric) rounds half away from zero, as money.ts does. The property test of the
- * project list holds every row equal to the calculator's breakdown.
- */
-export async function taskFiguresInProject(
-  db: Knex,
-  teamId: string,
-  projectId: string,
-  moneyDecimals: number,
-): Promise<TaskFiguresRow[]> {
+/** Every non-archived task of a project with its stored labor figures (see labor.ts), in creation order. */
+export async function taskFiguresInProject(db: Knex, teamId: string, projectId: string): Promise<TaskFiguresRow[]> {
   const statement = db.raw(
-    `with task_scope as (
-       select id, name, project_id, parent_task_id, billable, estimated_hours, fixed_cost, status, priority, phase, created_at,
-              (estimated_hours * 100)::bigint as hundredths
-       from tasks where team_id = :teamId and project_id = :projectId and archived_at is null
-     ),
-     rate (job_role_id, hourly_rate) as (
-       select distinct on (job_role_id) job_role_id, hourly_rate from project_rate_cards
-       where team_id = :teamId and project_id = :projectId and effective_from <= current_date
-       order by job_role_id, effective_from desc
-     ),
-     member_rate (team_member_id, hourly_rate) as (
-       select pm.team_member_id, coalesce(r.hourly_rate, 0)
-       from project_members pm left join rate r on r.job_role_id = pm.job_role_id
-       where pm.team_id = :teamId and pm.project_id = :projectId
-     ),
-     assignee as (
-       select a.task_id, a.team_member_id, t.hundredths,
-              row_number() over (partition by a.task_id order by m.name collate "C", a.team_member_id::text collate "C") as position,
-              count(*) over (partition by a.task_id) as assignees
-       from task_assignees a
-       join task_scope t on t.id = a.task_id
-       join team_members m on m.team_id = :teamId and m.id = a.team_member_id
-       where a.team_id = :teamId
-     ),
-     estimate as (
-       select a.task_id,
-              sum(round((a.hundredths / a.assignees + case when a.position <= a.hundredths % a.assignees then 1 else 0 end)
-                        * coalesce(mr.hourly_rate, 0) / 100, :moneyDecimals)) as estimated_labor_cost
-       from assignee a left join member_rate mr on mr.team_member_id = a.team_member_id
-       group by a.task_id
-     ),
-     logged as (
-       -- Hundredths of an hour in integers: (s * 100 + 1800) / 3600 rounds s / 36 half up, exactly.
-       select x.task_id, (x.total_seconds * 100 + 1800) / 3600 as hundredths, coalesce(mr.hourly_rate, 0) as hourly_rate
-       from task_member_time x
-       join task_scope t on t.id = x.task_id
-       left join member_rate mr on mr.team_member_id = x.team_member_id
-       where x.team_id = :teamId and x.project_id = :projectId and x.total_seconds > 0
-     ),
-     actual as (
-       select task_id, sum(hundredths) / 100.0 as logged_hours,
-              sum(round(hundredths * hourly_rate / 100, :moneyDecimals)) as actual_labor_cost
-       from logged
-       group by task_id
-     )
-     select t.id, t.name, t.project_id, t.parent_task_id, t.billable, t.estimated_hours, t.fixed_cost,
+    `select t.id, t.name, t.project_id, t.parent_task_id, t.billable, t.estimated_hours, t.fixed_cost,
             t.status, t.priority, t.phase, t.created_at,
-            coalesce(e.estimated_labor_cost, 0) as estimated_labor_cost,
-            coalesce(a.logged_hours, 0) as logged_hours,
-            coalesce(a.actual_labor_cost, 0) as actual_labor_cost
-     from task_scope t
-     left join estimate e on e.task_id = t.id
-     left join actual a on a.task_id = t.id
+            coalesce(l.estimated_labor_cost, 0) as estimated_labor_cost,
+            coalesce(l.logged_hours, 0) as logged_hours,
+            coalesce(l.actual_labor_cost, 0) as actual_labor_cost
+     from tasks t
+     left join task_labor l on l.team_id = t.team_id and l.task_id = t.id
+     where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null
      order by t.created_at, t.id`,
-    { teamId, projectId, moneyDecimals },
+    { teamId, projectId },
   );
   const result = await prepared(statement, 'finance_task_figures');
   return result.rows;
+}
+
+export type TaskLaborRow = {
+  task_id: string;
+  estimated_labor_cost: string;
+  logged_hours: string;
+  actual_labor_cost: string;
+};
+
+/** Stores tasks' labor figures, replacing what was there. */
+export async function upsertTaskLabor(db: Knex, teamId: string, projectId: string, rows: readonly TaskLaborRow[]): Promise<void> {
+  const BATCH = 2000; // 6 parameters a row, well under PostgreSQL's 65,535
+  for (let from = 0; from < rows.length; from += BATCH) {
+    await db('task_labor')
+      .insert(rows.slice(from, from + BATCH).map((row) => ({ team_id: teamId, project_id: projectId, ...row })))
+      .onConflict(['team_id', 'task_id'])
+      .merge(['estimated_labor_cost', 'logged_hours', 'actual_labor_cost']);
+  }
 }
 
 /** Row shape: one assignee of one non-archived task of a project, with its role and rate there. */

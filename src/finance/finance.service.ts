@@ -7,8 +7,6 @@ import { listFixedCostChanges } from '../tasks/tasks.repository';
 import { recordFixedCost, requireTask } from '../tasks/tasks.service';
 import {
   MemberFigures,
-  MemberInput,
-  TaskFinance,
   TaskTotals,
   UNASSIGNED_ROLE,
   addTotals,
@@ -16,40 +14,15 @@ import {
   compareText,
   taskTotals,
   combineTaskFinances,
-  computeTaskFinance,
   groupByRole,
   variance,
 } from './calculator';
-import { ZERO, minorUnit, toDecimal } from './money';
+import { ZERO, toDecimal } from './money';
+import { financeOf, memberInputsByTask } from './labor';
 import * as repo from './finance.repository';
 import type { ProjectTasksQuery } from './finance.schemas';
 
 type TaskIdentity = { id: string; name: string; project_id: string; billable: boolean };
-
-function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<string, MemberInput[]> {
-  const byTask = new Map<string, MemberInput[]>();
-  for (const row of rows) {
-    const list = byTask.get(row.task_id) ?? [];
-    list.push({
-      teamMemberId: row.team_member_id,
-      name: row.name,
-      avatarUrl: row.avatar_url,
-      jobRole: row.job_role,
-      hourlyRate: row.hourly_rate === null ? null : toDecimal(row.hourly_rate),
-      isAssignee: row.is_assignee,
-      loggedSeconds: Number(row.logged_seconds),
-    });
-    byTask.set(row.task_id, list);
-  }
-  return byTask;
-}
-
-function financeOf(task: repo.FinanceTaskRow, members: readonly MemberInput[] | undefined, currency: string): TaskFinance {
-  return computeTaskFinance(
-    { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members: members ?? [] },
-    currency,
-  );
-}
 
 function presentTotals(totals: TaskTotals) {
   return {
@@ -177,13 +150,13 @@ function presentAssignees(rows: readonly repo.AssigneeRow[]) {
 
 /**
  * One row per listed task: the sums over the task and its descendants that pass the filter. The
- * project's tasks come with their own labor figures from one set-based query, their assignees from
+ * project's tasks come with their stored labor figures (labor.ts) from one query, their assignees from
  * another; the tree is rolled up here.
  */
 export async function listProjectTasks(db: Knex, teamId: string, projectId: string, query: ProjectTasksQuery) {
   const project = await getProject(db, teamId, projectId);
   const [tasks, assignees] = await Promise.all([
-    repo.taskFiguresInProject(db, teamId, projectId, minorUnit(project.currency)),
+    repo.taskFiguresInProject(db, teamId, projectId),
     repo.assigneesInProject(db, teamId, projectId),
   ]);
   const assigneesByTask = new Map<string, repo.AssigneeRow[]>();

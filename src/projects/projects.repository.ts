@@ -24,9 +24,21 @@ export async function insertProject(
   return row;
 }
 
-export async function findProject(db: Knex, teamId: string, id: string, lock = false): Promise<ProjectRow | undefined> {
+/**
+ * `lock`: 'update' for writes that change figures of the whole project (rate card, roles, currency);
+ * 'share' for writes that change one task's figures, so those wait for project-wide ones and the
+ * other way round.
+ */
+export async function findProject(
+  db: Knex,
+  teamId: string,
+  id: string,
+  lock: false | 'share' | 'update' = false,
+): Promise<ProjectRow | undefined> {
   const query = db('projects').where({ team_id: teamId, id }).first(COLUMNS);
-  return lock ? prepared(query.forUpdate(), 'find_project_for_update') : prepared(query, 'find_project');
+  if (lock === 'update') return prepared(query.forUpdate(), 'find_project_for_update');
+  if (lock === 'share') return prepared(query.forShare(), 'find_project_for_share');
+  return prepared(query, 'find_project');
 }
 
 export async function listProjects(db: Knex, teamId: string): Promise<ProjectRow[]> {

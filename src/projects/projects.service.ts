@@ -4,6 +4,7 @@ import { isUniqueViolation } from '../db/errors';
 import { minorUnit, isSupportedCurrency, toDecimal } from '../finance/money';
 import { AppError, conflict, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
+import { refreshTaskLabor } from '../finance/labor';
 import { existingJobRoleIds } from '../job-roles/job-roles.repository';
 import { findTeamMember } from '../team-members/team-members.repository';
 import * as repo from './projects.repository';
@@ -24,8 +25,8 @@ function duplicateName(name: string) {
   };
 }
 
-/** A project of the team, or 404 PROJECT_NOT_FOUND; `lock` holds the row until commit. */
-export async function getProject(db: Knex, teamId: string, id: string, lock = false): Promise<repo.ProjectRow> {
+/** A project of the team, or 404 PROJECT_NOT_FOUND; `lock` holds the row until commit (see findProject). */
+export async function getProject(db: Knex, teamId: string, id: string, lock: false | 'share' | 'update' = false): Promise<repo.ProjectRow> {
   const project = await repo.findProject(db, teamId, id, lock);
   if (!project) throw notFound('PROJECT_NOT_FOUND', 'Project');
   return project;
@@ -56,7 +57,7 @@ export async function createProject(db: Knex, teamId: string, body: z.infer<type
 
 export async function updateProject(db: Knex, teamId: string, id: string, body: z.infer<typeof updateProjectBody>) {
   return db.transaction(async (trx) => {
-    const project = await getProject(trx, teamId, id, true);
+    const project = await getProject(trx, teamId, id, 'update');
     const currency = body.currency ?? project.currency;
     if (body.currency !== undefined) checkCurrency(body.currency);
     if (body.budget != null) checkAmountDecimals('budget', body.budget, currency);
@@ -66,6 +67,8 @@ export async function updateProject(db: Knex, teamId: string, id: string, body: 
     const updated = await repo
       .updateProject(trx, teamId, id, { name: body.name, currency: body.currency, budget: amountText(body.budget) })
       .catch(duplicateName(body.name ?? project.name));
+    // Costs are rounded to the currency's minor unit.
+    if (updated.currency !== project.currency) await refreshTaskLabor(trx, teamId, updated, 'all');
     return presentProject(updated);
   });
 }
@@ -80,7 +83,7 @@ export async function getRateCard(db: Knex, teamId: string, projectId: string) {
 
 export async function replaceRateCard(db: Knex, teamId: string, projectId: string, body: z.infer<typeof rateCardBody>) {
   return db.transaction(async (trx) => {
-    const project = await getProject(trx, teamId, projectId, true);
+    const project = await getProject(trx, teamId, projectId, 'update');
     const seen = new Set<string>();
     body.roles.forEach((entry, index) => {
       if (seen.has(entry.job_role_id)) throw fieldError(`roles.${index}.job_role_id`, 'appears more than once');
@@ -98,6 +101,7 @@ export async function replaceRateCard(db: Knex, teamId: string, projectId: strin
       projectId,
       body.roles.map((entry) => ({ job_role_id: entry.job_role_id, hourly_rate: toDecimal(entry.hourly_rate).toFixed() })),
     );
+    await refreshTaskLabor(trx, teamId, project, 'all');
     return presentRateCard(trx, teamId, project);
   });
 }
@@ -109,12 +113,13 @@ export async function listProjectMembers(db: Knex, teamId: string, projectId: st
 
 export async function setProjectMember(db: Knex, teamId: string, projectId: string, memberId: string, jobRoleId: string | null) {
   return db.transaction(async (trx) => {
-    await getProject(trx, teamId, projectId, true);
+    const project = await getProject(trx, teamId, projectId, 'update');
     if (!(await findTeamMember(trx, teamId, memberId))) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Team member');
     if (jobRoleId && !(await existingJobRoleIds(trx, teamId, [jobRoleId])).has(jobRoleId)) {
       throw fieldError('job_role_id', 'is not a job role of this team');
     }
     const added = await repo.upsertProjectMember(trx, teamId, projectId, memberId, jobRoleId);
+    await refreshTaskLabor(trx, teamId, project, 'all');
     const [entry] = await repo.listProjectMembers(trx, teamId, projectId, memberId);
     return { added, member: { project_id: projectId, ...entry } };
   });
@@ -123,7 +128,7 @@ export async function setProjectMember(db: Knex, teamId: string, projectId: stri
 export async function removeProjectMember(db: Knex, teamId: string, projectId: string, memberId: string) {
   return db.transaction(async (trx) => {
     // The project row lock serialises this with assignee changes, so no task gains the member meanwhile.
-    await getProject(trx, teamId, projectId, true);
+    const project = await getProject(trx, teamId, projectId, 'update');
     const [entry] = await repo.listProjectMembers(trx, teamId, projectId, memberId);
     if (!entry) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Project member');
     const assigned = await repo.tasksAssignedTo(trx, teamId, projectId, memberId);
@@ -131,6 +136,7 @@ export async function removeProjectMember(db: Knex, teamId: string, projectId: s
       throw new AppError(409, 'CONFLICT', `The member is still assigned to tasks of this project: ${assigned.join(', ')}`);
     }
     await repo.deleteProjectMember(trx, teamId, projectId, memberId);
+    await refreshTaskLabor(trx, teamId, project, 'all');
     return { project_id: projectId, ...entry };
   });
 }

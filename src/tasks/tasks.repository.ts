@@ -149,3 +149,18 @@ export async function listFixedCostChanges(db: Knex, teamId: string, taskId: str
     .select('id', 'old_value', 'new_value', 'finance_version', 'changed_by', 'changed_by_token_id', 'changed_at')
     .orderBy([{ column: 'finance_version', order: 'desc' }, { column: 'changed_at', order: 'desc' }]);
 }
+
+/** The non-archived tasks a member is assigned to, grouped by project (in project id order). */
+export async function assignedTasksByProject(db: Knex, teamId: string, memberId: string): Promise<Map<string, string[]>> {
+  const rows: { project_id: string; task_id: string }[] = await db('task_assignees as a')
+    .join('tasks as t', function joinTask() {
+      this.on('t.team_id', 'a.team_id').andOn('t.id', 'a.task_id');
+    })
+    .where({ 'a.team_id': teamId, 'a.team_member_id': memberId })
+    .whereNull('t.archived_at')
+    .select('t.project_id', 'a.task_id')
+    .orderBy([{ column: 't.project_id' }, { column: 'a.task_id' }]);
+  const byProject = new Map<string, string[]>();
+  for (const row of rows) byProject.set(row.project_id, [...(byProject.get(row.project_id) ?? []), row.task_id]);
+  return byProject;
+}

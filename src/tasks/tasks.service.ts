@@ -3,6 +3,7 @@ import type { Actor } from '../auth/roles';
 import { Decimal, toDecimal } from '../finance/money';
 import { AppError, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
+import { refreshTaskLabor } from '../finance/labor';
 import { getProject } from '../projects/projects.service';
 import * as repo from './tasks.repository';
 import type { CreateTaskBody, UpdateTaskBody } from './tasks.schemas';
@@ -73,8 +74,8 @@ export async function recordFixedCost(trx: Knex, actor: Actor, task: repo.TaskRo
 export async function createTask(db: Knex, actor: Actor, projectId: string, body: CreateTaskBody) {
   const teamId = actor.teamId;
   return db.transaction(async (trx) => {
-    // Locking the project serialises assignee changes with the removal of project members.
-    const project = await getProject(trx, teamId, projectId, true);
+    // The project's share lock serialises this with project-wide changes (rate card, roles, members).
+    const project = await getProject(trx, teamId, projectId, 'share');
     if (body.fixed_cost !== undefined) checkAmountDecimals('fixed_cost', body.fixed_cost, project.currency);
     if (body.parent_task_id) await checkParent(trx, teamId, projectId, body.parent_task_id.toLowerCase());
     const assignees = (body.assignee_ids ?? []).map((id) => id.toLowerCase());
@@ -89,6 +90,7 @@ export async function createTask(db: Knex, actor: Actor, projectId: string, body
       phase: body.phase ?? null,
     });
     await repo.replaceAssignees(trx, teamId, id, assignees);
+    await refreshTaskLabor(trx, teamId, project, [id]);
     if (body.fixed_cost) await recordFixedCost(trx, actor, await requireTask(trx, teamId, id, true), toDecimal(body.fixed_cost));
     return presentTask(await requireTask(trx, teamId, id), await repo.assigneeIds(trx, teamId, id));
   });
@@ -98,7 +100,7 @@ export async function updateTask(db: Knex, actor: Actor, id: string, body: Updat
   const teamId = actor.teamId;
   return db.transaction(async (trx) => {
     const probe = await requireTask(trx, teamId, id);
-    if (body.assignee_ids !== undefined) await getProject(trx, teamId, probe.project_id, true);
+    const project = await getProject(trx, teamId, probe.project_id, 'share');
     const task = await requireTask(trx, teamId, id, true);
     if (body.fixed_cost !== undefined) checkAmountDecimals('fixed_cost', body.fixed_cost, task.currency);
     const parentId = body.parent_task_id?.toLowerCase();
@@ -122,6 +124,9 @@ export async function updateTask(db: Knex, actor: Actor, id: string, body: Updat
       priority: body.priority,
       phase: body.phase,
     });
+    if (body.estimated_hours !== undefined || body.assignee_ids !== undefined) {
+      await refreshTaskLabor(trx, teamId, project, [id]);
+    }
     if (body.fixed_cost !== undefined && !toDecimal(body.fixed_cost).equals(toDecimal(task.fixed_cost))) {
       await recordFixedCost(trx, actor, task, toDecimal(body.fixed_cost));
     }

@@ -2,6 +2,9 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { isUniqueViolation } from '../db/errors';
 import { conflict, notFound } from '../http/errors';
+import { refreshTaskLabor } from '../finance/labor';
+import { getProject } from '../projects/projects.service';
+import { assignedTasksByProject } from '../tasks/tasks.repository';
 import * as repo from './team-members.repository';
 import { createTeamMemberBody, updateTeamMemberBody } from './team-members.schemas';
 
@@ -21,9 +24,18 @@ export async function getTeamMember(db: Knex, teamId: string, id: string) {
 }
 
 export async function updateTeamMember(db: Knex, teamId: string, id: string, body: z.infer<typeof updateTeamMemberBody>) {
-  const member = await repo.updateTeamMember(db, teamId, id, body).catch(duplicateEmail);
-  if (!member) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Team member');
-  return member;
+  return db.transaction(async (trx) => {
+    const before = await getTeamMember(trx, teamId, id);
+    // Names order the estimate split, so a rename refreshes the figures of the tasks the member is
+    // assigned to, under their projects' locks (taken in id order).
+    const affected = body.name !== undefined && body.name !== before.name ? await assignedTasksByProject(trx, teamId, id) : new Map();
+    const projects = [];
+    for (const projectId of affected.keys()) projects.push(await getProject(trx, teamId, projectId, 'update'));
+    const member = await repo.updateTeamMember(trx, teamId, id, body).catch(duplicateEmail);
+    if (!member) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Team member');
+    for (const project of projects) await refreshTaskLabor(trx, teamId, project, affected.get(project.id) ?? []);
+    return member;
+  });
 }
 
 export const listTeamMembers = repo.listTeamMembers;

@@ -40,6 +40,10 @@ export async function insertTimeLog(
   return row;
 }
 
+export async function findTimeLog(db: Knex, teamId: string, id: string): Promise<TimeLogRow | undefined> {
+  return db('time_logs').where({ team_id: teamId, id }).first(COLUMNS);
+}
+
 export async function deleteTimeLog(db: Knex, teamId: string, id: string): Promise<TimeLogRow | undefined> {
   const [row]: TimeLogRow[] = await db('time_logs').where({ team_id: teamId, id }).delete().returning(COLUMNS);
   if (row) await subtractFromMemberTotal(db, teamId, row.task_id, row.team_member_id, row.seconds);

@@ -1,6 +1,9 @@
 import type { Knex } from 'knex';
 import { fieldError, notFound } from '../http/errors';
 import { hoursFromSeconds } from '../finance/money';
+import { refreshTaskLabor } from '../finance/labor';
+import { getProject } from '../projects/projects.service';
+import { findTask } from '../tasks/tasks.repository';
 import { requireTask } from '../tasks/tasks.service';
 import { existingTeamMemberIds } from '../team-members/team-members.repository';
 import * as repo from './time-logs.repository';
@@ -15,7 +18,9 @@ const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? Math.roun
 
 export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
   return db.transaction(async (trx) => {
-    await requireTask(trx, teamId, taskId);
+    const probe = await requireTask(trx, teamId, taskId);
+    const project = await getProject(trx, teamId, probe.project_id, 'share');
+    await requireTask(trx, teamId, taskId, true);
     const memberId = body.team_member_id.toLowerCase();
     if (!(await existingTeamMemberIds(trx, teamId, [memberId])).has(memberId)) {
       throw fieldError('team_member_id', 'is not a member of this team');
@@ -27,6 +32,7 @@ export async function createTimeLog(db: Knex, teamId: string, taskId: string, bo
       logged_at: body.logged_at,
       note: body.note ?? null,
     });
+    await refreshTaskLabor(trx, teamId, project, [taskId]);
     return presentTimeLog(row);
   });
 }
@@ -37,7 +43,17 @@ export async function listTimeLogs(db: Knex, teamId: string, taskId: string) {
 }
 
 export async function deleteTimeLog(db: Knex, teamId: string, id: string) {
-  const row = await db.transaction((trx) => repo.deleteTimeLog(trx, teamId, id));
+  const row = await db.transaction(async (trx) => {
+    const log = await repo.findTimeLog(trx, teamId, id);
+    if (!log) return undefined;
+    // Logs of archived tasks may go too; only live tasks have figures to refresh.
+    const task = await findTask(trx, teamId, log.task_id);
+    const project = task ? await getProject(trx, teamId, task.project_id, 'share') : undefined;
+    if (task) await findTask(trx, teamId, task.id, true);
+    const deleted = await repo.deleteTimeLog(trx, teamId, id);
+    if (project && deleted) await refreshTaskLabor(trx, teamId, project, [deleted.task_id]);
+    return deleted;
+  });
   if (!row) throw notFound('TIME_LOG_NOT_FOUND', 'Time log');
   return presentTimeLog(row);
 }

@@ -208,6 +208,50 @@ describe('GET /api/project-finance/project/:project_id/tasks', () => {
     expect(listed.assignees.map((a: { team_member_id: string }) => a.team_member_id)).toEqual([wide.id, emoji.id]);
   });
 
+  it('follows renames, which reorder the estimate split, in the stored figures', async () => {
+    const project = await createProject(h.api);
+    const cheap = await createJobRole(h.api);
+    const dear = await createJobRole(h.api);
+    await setRateCard(h.api, project.id, [{ job_role_id: cheap.id, hourly_rate: 10 }, { job_role_id: dear.id, hourly_rate: 1000 }]);
+    const first = await createMember(h.api, { name: 'Aaron' });
+    const second = await createMember(h.api, { name: 'Bea' });
+    await addToProject(h.api, project.id, first.id, dear.id);
+    await addToProject(h.api, project.id, second.id, cheap.id);
+    const task = await createTask(h.api, project.id, { estimated_hours: 0.01, assignee_ids: [first.id, second.id] });
+    const cost = async () => (await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200)).body.body.tasks[0].estimated_labor_cost;
+    // The single hundredth goes to the first by name: Aaron at 1000/h = 10.00.
+    expect(await cost()).toBe(10);
+    await h.api.patch(`/api/team-members/${first.id}`, { name: 'Zoe' }).expect(200);
+    // Now Bea comes first: 0.01 h x 10 = 0.10.
+    expect(await cost()).toBe(0.1);
+    expect((await breakdown(h.api, task.id)).task.estimated_labor_cost).toBe(0.1);
+  });
+
+  it('keeps stored figures exact under parallel logs, assignee changes and rate changes on one task', async () => {
+    const project = await createProject(h.api);
+    const role = await createJobRole(h.api);
+    await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 37.5 }]);
+    const people = [];
+    for (let i = 0; i < 4; i++) {
+      const member = await createMember(h.api, { name: `Parallel ${i}` });
+      await addToProject(h.api, project.id, member.id, role.id);
+      people.push(member.id);
+    }
+    const task = await createTask(h.api, project.id, { estimated_hours: 7, assignee_ids: people.slice(0, 2) });
+    const writes = [
+      ...people.flatMap((id) => [1, 2, 3].map((k) => h.api.post(`/api/tasks/${task.id}/time-logs`, { team_member_id: id, seconds: 600 * k }))),
+      h.api.patch(`/api/tasks/${task.id}`, { assignee_ids: people.slice(1) }),
+      h.api.put(`/api/projects/${project.id}/rate-card`, { roles: [{ job_role_id: role.id, hourly_rate: 41.25 }] }),
+    ];
+    const statuses = (await Promise.all(writes)).map((r) => r.status);
+    expect(statuses.every((status) => status === 200 || status === 201)).toBe(true);
+    const b = await breakdown(h.api, task.id);
+    // Every member logged 600 + 1200 + 1800 s = 1 h at 41.25; 7 h split over three: 2.34, 2.33, 2.33.
+    expect(b.task).toMatchObject({ logged_hours: 4, actual_labor_cost: 165, estimated_labor_cost: 288.75 });
+    const listed = (await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200)).body.body.tasks[0];
+    expect(summaryOf(listed)).toEqual(b.task);
+  });
+
   it('answers 404 for an unknown project or parent and 400 for bad ids or query values', async () => {
     const missing = await h.api.get('/api/project-finance/project/3f1c1b8e-1111-4222-8333-944455556666/tasks').expect(404);
     expect(missing.body.error.code).toBe('PROJECT_NOT_FOUND');

@@ -45,7 +45,22 @@ const modelArb = fc.record({
     }),
     { minLength: 1, maxLength: 9 },
   ),
+  // Changes after the build, one per path that must refresh stored figures.
+  changes: fc.array(
+    fc.oneof(
+      fc.record({ kind: fc.constant('rate' as const), role: fc.nat(3), rate: fc.option(fc.integer({ min: 0, max: 25000 }), { nil: null }) }),
+      fc.record({ kind: fc.constant('role' as const), member: fc.nat(4), role: fc.nat(4) }),
+      fc.record({ kind: fc.constant('rename' as const), member: fc.nat(4), name: fc.nat(4) }),
+      fc.record({ kind: fc.constant('estimate' as const), task: fc.nat(8), hundredths: fc.integer({ min: 0, max: 5000 }) }),
+      fc.record({ kind: fc.constant('assignees' as const), task: fc.nat(8), members: fc.array(fc.nat(4), { maxLength: 3 }) }),
+      fc.record({ kind: fc.constant('log' as const), task: fc.nat(8), member: fc.nat(4), seconds: fc.integer({ min: 1, max: 30000 }) }),
+      fc.record({ kind: fc.constant('unlog' as const), log: fc.nat(40) }),
+    ),
+    { maxLength: 5 },
+  ),
 });
+
+const NAMES = ['Ann', 'ann', '\u00C1nn', '\u{1F600} Ann', '\uFF21nn'];
 type Model = typeof modelArb extends fc.Arbitrary<infer T> ? T : never;
 
 async function build(model: Model) {
@@ -61,12 +76,13 @@ async function build(model: Model) {
   const members: { id: string; inProject: boolean }[] = [];
   for (const [i, spec] of model.members.entries()) {
     // Names that order differently by locale, by UTF-16 unit and by code point, and namesakes.
-    const member = await createMember(h.api, { name: ['Ann', 'ann', '\u00C1nn', '\u{1F600} Ann', '\uFF21nn'][i % 5] as string });
+    const member = await createMember(h.api, { name: NAMES[i % NAMES.length] as string });
     const role = spec.role < roles.length ? (roles[spec.role]?.id as string) : null;
     if (spec.inProject) await addToProject(h.api, project.id, member.id, role);
     members.push({ id: member.id, inProject: spec.inProject });
   }
   const tasks: { id: string; parent: number | null; depth: number; billable: boolean; archived: boolean }[] = [];
+  const logs: string[] = [];
   for (const spec of model.tasks) {
     const candidate = spec.parent === null ? undefined : tasks[spec.parent % Math.max(tasks.length, 1)];
     const parent = candidate && candidate.depth < 3 ? tasks.indexOf(candidate) : null;
@@ -79,7 +95,7 @@ async function build(model: Model) {
       assignee_ids: assignees,
       status: spec.status,
     });
-    for (const log of spec.logs) await logTime(h.api, task.id, members[log.member % members.length]?.id as string, { seconds: log.seconds });
+    for (const log of spec.logs) logs.push((await logTime(h.api, task.id, members[log.member % members.length]?.id as string, { seconds: log.seconds })).id);
     tasks.push({ id: task.id, parent, depth: parent === null ? 0 : (tasks[parent]?.depth ?? 0) + 1, billable: spec.billable, archived: false });
   }
   // Archive a few (with their subtrees) after building, as a user would.
@@ -96,7 +112,56 @@ async function build(model: Model) {
       archive(i);
     }
   }
+  await applyChanges(model, { projectId: project.id, roles, members, tasks, logs, toAmount });
   return { projectId: project.id, tasks };
+}
+
+async function applyChanges(
+  model: Model,
+  built: {
+    projectId: string;
+    roles: { id: string }[];
+    members: { id: string; inProject: boolean }[];
+    tasks: { id: string; archived: boolean }[];
+    logs: string[];
+    toAmount: (cents: number) => number;
+  },
+) {
+  const { projectId, roles, members, tasks, logs, toAmount } = built;
+  const rates = [...model.rates];
+  const live = () => tasks.filter((t) => !t.archived);
+  for (const change of model.changes) {
+    const task = live()[('task' in change ? change.task : 0) % Math.max(live().length, 1)];
+    const member = members[('member' in change ? change.member : 0) % members.length] as { id: string; inProject: boolean };
+    switch (change.kind) {
+      case 'rate':
+        rates[change.role % rates.length] = change.rate;
+        await setRateCard(h.api, projectId, rates.flatMap((rate, i) => (rate === null ? [] : [{ job_role_id: roles[i]?.id as string, hourly_rate: toAmount(rate) }])));
+        break;
+      case 'role':
+        if (member.inProject) await addToProject(h.api, projectId, member.id, change.role < roles.length ? (roles[change.role]?.id as string) : null);
+        break;
+      case 'rename':
+        await h.api.patch(`/api/team-members/${member.id}`, { name: NAMES[change.name % NAMES.length] }).expect(200);
+        break;
+      case 'estimate':
+        if (task) await h.api.patch(`/api/tasks/${task.id}`, { estimated_hours: change.hundredths / 100 }).expect(200);
+        break;
+      case 'assignees': {
+        const ids = [...new Set(change.members.map((i) => members[i % members.length]).filter((m) => m?.inProject).map((m) => m?.id as string))];
+        if (task) await h.api.patch(`/api/tasks/${task.id}`, { assignee_ids: ids }).expect(200);
+        break;
+      }
+      case 'log':
+        if (task) logs.push((await logTime(h.api, task.id, member.id, { seconds: change.seconds })).id);
+        break;
+      case 'unlog': {
+        const [id] = logs.splice(change.log % Math.max(logs.length, 1), 1);
+        if (id) await h.api.delete(`/api/time-logs/${id}`).expect(200);
+        break;
+      }
+    }
+  }
 }
 
 type Row = TaskSummary & { sub_tasks_count: number; variance: number; status: string | null; parent_task_id: string | null };
