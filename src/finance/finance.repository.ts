@@ -126,7 +126,7 @@ export async function participantsInScope(db: Knex, teamId: string, scope: Scope
 }
 
 /** Row shape: one non-archived task of a project with its own (not rolled-up) labor figures. */
-export type TaskFiguresRow = FinanceTaskRow & {
+export type TaskFiguresRow = Omit<FinanceTaskRow, 'created_at'> & {
   estimated_labor_cost: string;
   logged_hours: string;
   actual_labor_cost: string;
@@ -136,7 +136,7 @@ export type TaskFiguresRow = FinanceTaskRow & {
 export async function taskFiguresInProject(db: Knex, teamId: string, projectId: string): Promise<TaskFiguresRow[]> {
   const statement = db.raw(
     `select t.id, t.name, t.project_id, t.parent_task_id, t.billable, t.estimated_hours, t.fixed_cost,
-            t.status, t.priority, t.phase, t.created_at,
+            t.status, t.priority, t.phase,
             coalesce(l.estimated_labor_cost, 0) as estimated_labor_cost,
             coalesce(l.logged_hours, 0) as logged_hours,
             coalesce(l.actual_labor_cost, 0) as actual_labor_cost

@@ -160,7 +160,11 @@ export async function listProjectTasks(db: Knex, teamId: string, projectId: stri
     repo.assigneesInProject(db, teamId, projectId),
   ]);
   const assigneesByTask = new Map<string, repo.AssigneeRow[]>();
-  for (const row of assignees) assigneesByTask.set(row.task_id, [...(assigneesByTask.get(row.task_id) ?? []), row]);
+  for (const row of assignees) {
+    const list = assigneesByTask.get(row.task_id);
+    if (list) list.push(row);
+    else assigneesByTask.set(row.task_id, [row]);
+  }
   const passes = (t: repo.TaskFiguresRow) =>
     query.billable_filter === 'all' || t.billable === (query.billable_filter === 'billable');
 
@@ -247,7 +251,9 @@ function groupRows(rows: readonly GroupableRow[], field: 'status' | 'priority' |
   const groups = new Map<string, GroupableRow[]>();
   for (const row of rows) {
     const name = row[field] ?? NONE_GROUP;
-    groups.set(name, [...(groups.get(name) ?? []), row]);
+    const list = groups.get(name);
+    if (list) list.push(row);
+    else groups.set(name, [row]);
   }
   const rank = (name: string) => (name === NONE_GROUP ? 1 : 0);
   return [...groups.entries()]

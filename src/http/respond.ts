@@ -12,6 +12,8 @@ const MARKED = /"\\u0000dec:(-?[0-9]+(?:\.[0-9]+)?)"/g;
 
 export function toJson(value: unknown): string {
   const json = JSON.stringify(value, function replace(this: Record<string, unknown>, key, current) {
+    // A Decimal has already become a string through its toJSON; anything else passes untouched.
+    if (typeof current !== 'string') return current;
     const original = this[key];
     if (DecimalJs.isDecimal(original)) {
       const decimal = original as DecimalJs;

@@ -161,6 +161,10 @@ export async function assignedTasksByProject(db: Knex, teamId: string, memberId:
     .select('t.project_id', 'a.task_id')
     .orderBy([{ column: 't.project_id' }, { column: 'a.task_id' }]);
   const byProject = new Map<string, string[]>();
-  for (const row of rows) byProject.set(row.project_id, [...(byProject.get(row.project_id) ?? []), row.task_id]);
+  for (const row of rows) {
+    const list = byProject.get(row.project_id);
+    if (list) list.push(row.task_id);
+    else byProject.set(row.project_id, [row.task_id]);
+  }
   return byProject;
 }
