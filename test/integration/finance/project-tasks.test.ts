@@ -186,16 +186,22 @@ describe('GET /api/project-finance/project/:project_id/tasks', () => {
     }
   });
 
-  it('splits in code point order in the list as in the breakdown (U+FF21 before U+1F600)', async () => {
+  /** A project with two members on different rates (`dear` and `cheap`), both assigned to one task. */
+  async function twoRateTask(names: { dear: string; cheap: string }, rates: { dear: number; cheap: number }, estimatedHours: number) {
     const project = await createProject(h.api);
-    const cheap = await createJobRole(h.api);
-    const dear = await createJobRole(h.api);
-    await setRateCard(h.api, project.id, [{ job_role_id: cheap.id, hourly_rate: 50 }, { job_role_id: dear.id, hourly_rate: 100 }]);
-    const emoji = await createMember(h.api, { name: '\u{1F600} Ann' });
-    const wide = await createMember(h.api, { name: '\uFF21nn' });
-    await addToProject(h.api, project.id, emoji.id, dear.id);
-    await addToProject(h.api, project.id, wide.id, cheap.id);
-    const task = await createTask(h.api, project.id, { estimated_hours: 0.03, assignee_ids: [emoji.id, wide.id] });
+    const cheapRole = await createJobRole(h.api);
+    const dearRole = await createJobRole(h.api);
+    await setRateCard(h.api, project.id, [{ job_role_id: cheapRole.id, hourly_rate: rates.cheap }, { job_role_id: dearRole.id, hourly_rate: rates.dear }]);
+    const dear = await createMember(h.api, { name: names.dear });
+    const cheap = await createMember(h.api, { name: names.cheap });
+    await addToProject(h.api, project.id, dear.id, dearRole.id);
+    await addToProject(h.api, project.id, cheap.id, cheapRole.id);
+    const task = await createTask(h.api, project.id, { estimated_hours: estimatedHours, assignee_ids: [dear.id, cheap.id] });
+    return { project, task, dear, cheap };
+  }
+
+  it('splits in code point order in the list as in the breakdown (U+FF21 before U+1F600)', async () => {
+    const { project, task, dear: emoji, cheap: wide } = await twoRateTask({ dear: '\u{1F600} Ann', cheap: '\uFF21nn' }, { dear: 100, cheap: 50 }, 0.03);
     // 3 hundredths over two: the first by code point (U+FF21, at 50/h) gets 0.02 h = 1.00, the emoji 0.01 h = 1.00.
     // In UTF-16 order the emoji (0xD83D) would come first: 0.02 h x 100 = 2.00 + 0.01 x 50 = 0.50.
     const b = await breakdown(h.api, task.id);
@@ -209,15 +215,7 @@ describe('GET /api/project-finance/project/:project_id/tasks', () => {
   });
 
   it('follows renames, which reorder the estimate split, in the stored figures', async () => {
-    const project = await createProject(h.api);
-    const cheap = await createJobRole(h.api);
-    const dear = await createJobRole(h.api);
-    await setRateCard(h.api, project.id, [{ job_role_id: cheap.id, hourly_rate: 10 }, { job_role_id: dear.id, hourly_rate: 1000 }]);
-    const first = await createMember(h.api, { name: 'Aaron' });
-    const second = await createMember(h.api, { name: 'Bea' });
-    await addToProject(h.api, project.id, first.id, dear.id);
-    await addToProject(h.api, project.id, second.id, cheap.id);
-    const task = await createTask(h.api, project.id, { estimated_hours: 0.01, assignee_ids: [first.id, second.id] });
+    const { project, task, dear: first } = await twoRateTask({ dear: 'Aaron', cheap: 'Bea' }, { dear: 1000, cheap: 10 }, 0.01);
     const cost = async () => (await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200)).body.body.tasks[0].estimated_labor_cost;
     // The single hundredth goes to the first by name: Aaron at 1000/h = 10.00.
     expect(await cost()).toBe(10);
