@@ -46,11 +46,21 @@ export function routeNotFound(req: Request) {
   throw new AppError(404, 'ROUTE_NOT_FOUND', `No route for ${req.method} ${req.path}`);
 }
 
-/** Bodies that are sent but are not JSON are refused before parsing. */
+const TAKES_BODY = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * Every POST, PUT and PATCH route takes a JSON object: an empty request is refused (body-parser would
+ * read it as `{}`, which a PATCH would accept as a no-op), and a body that is not JSON is a 415.
+ */
 export function requireJsonBody(req: Request, _res: Response, next: NextFunction) {
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (hasBody && !req.is(['application/json', 'application/*+json'])) {
     throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)');
+  }
+  if (!hasBody && TAKES_BODY.has(req.method)) {
+    throw new AppError(400, 'VALIDATION_ERROR', 'A JSON object body is required (Content-Type: application/json)', [
+      { path: '(body)', message: 'is required' },
+    ]);
   }
   next();
 }

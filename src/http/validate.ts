@@ -51,8 +51,9 @@ function describe(details: ErrorDetail[]): string {
   return details.map((d) => `${d.path} ${d.message}`).join('; ');
 }
 
+/** Parses a JSON body (requireJsonBody has made sure there is one). */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const parsed = schema.safeParse(body ?? {});
+  const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
   const details = detailsOf(parsed.error);
   throw validationError(`Invalid request body: ${describe(details)}`, details);

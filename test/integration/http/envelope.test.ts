@@ -42,3 +42,13 @@ describe('HTTP conventions', () => {
     expect(assigned.headers['x-powered-by']).toBeUndefined();
   });
 });
+
+describe('bodies', () => {
+  it('refuses a body-taking request without a body instead of reading it as {}', async () => {
+    const project = (await h.api.post('/api/projects', { name: 'Bodiless' }).expect(201)).body.body;
+    const res = await h.api.patch(`/api/projects/${project.id}`).expect(400);
+    expect(res.body.error).toMatchObject({ code: 'VALIDATION_ERROR', details: [{ path: '(body)', message: 'is required' }] });
+    await h.api.patch(`/api/projects/${project.id}`).set('Content-Type', 'application/json').send('').expect(400);
+    expect((await h.api.get(`/api/projects/${project.id}`).expect(200)).body.body.updated_at).toBe(project.updated_at);
+  });
+});
