@@ -65,7 +65,7 @@ async function postgresTarget(): Promise<DatabaseTarget> {
 }
 
 function startService(target: DatabaseTarget): ChildProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false' };
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false', RATE_LIMIT_PER_MINUTE: '0' };
   delete env.DATABASE_URL;
   delete env.DATA_DIR;
   delete env.ADMIN_TOKEN;

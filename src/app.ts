@@ -7,6 +7,7 @@ import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/finance.router';
 import { requireToken, roleByMethod } from './http/auth';
 import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
+import { rateLimit } from './http/rate-limit';
 import { sendJson } from './http/respond';
 import { jobRolesRouter } from './job-roles/job-roles.router';
 import type { Logger } from './logger';
@@ -16,12 +17,12 @@ import { tasksRouter } from './tasks/tasks.router';
 import { teamMembersRouter } from './team-members/team-members.router';
 import { timeLogsRouter } from './time-logs/time-logs.router';
 
-export type AppDeps = { db: Knex; logger: Logger };
+export type AppDeps = { db: Knex; logger: Logger; rateLimitPerMinute?: number };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
 /** Builds the Express app (no listen), so tests drive it in-process. */
-export function createApp({ db, logger }: AppDeps): Express {
+export function createApp({ db, logger, rateLimitPerMinute = 0 }: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -57,6 +58,7 @@ export function createApp({ db, logger }: AppDeps): Express {
   app.use(openApiRouter());
 
   const api = express.Router();
+  if (rateLimitPerMinute > 0) api.use(rateLimit(rateLimitPerMinute));
   api.use(requireToken(db), roleByMethod);
   api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
   api.use(financeRouter(db));

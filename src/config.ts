@@ -13,6 +13,7 @@ const configSchema = z.object({
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SEED_DEMO: booleanFlag.default(true),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(12000),
 });
 
 export type Config = {
@@ -23,6 +24,8 @@ export type Config = {
   adminToken: string | undefined;
   logLevel: z.infer<typeof configSchema>['LOG_LEVEL'];
   seedDemo: boolean;
+  /** Requests per minute per client address on /api; 0 turns the limit off. */
+  rateLimitPerMinute: number;
 };
 
 /** Reads the environment (and `.env`, which never overrides a variable already set) once. */
@@ -43,5 +46,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     adminToken: c.ADMIN_TOKEN,
     logLevel: c.LOG_LEVEL,
     seedDemo: c.SEED_DEMO,
+    rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
   };
 }

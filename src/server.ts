@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const access = await bootstrapAccess(db, config.adminToken);
   const demo = (config.seedDemo ? await seedDemoIfEmpty(db) : undefined) ?? (await findDemoIds(db));
 
-  const app = createApp({ db, logger });
+  const app = createApp({ db, logger, rateLimitPerMinute: config.rateLimitPerMinute });
   const server: Server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

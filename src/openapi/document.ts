@@ -54,6 +54,7 @@ const ERROR_TEXT: Record<number, string> = {
   412: 'If-Match does not match the task\'s finance version (PRECONDITION_FAILED)',
   413: 'Body over 100 KiB (PAYLOAD_TOO_LARGE)',
   415: 'Body that is not JSON (UNSUPPORTED_MEDIA_TYPE)',
+  429: 'Over the per-client rate limit (RATE_LIMITED); see the RateLimit headers',
   500: 'A genuine fault (INTERNAL_ERROR)',
   503: 'The database is unavailable (SERVICE_UNAVAILABLE)',
 };
@@ -134,7 +135,7 @@ function operationObject(op: Operation) {
       content: { 'application/json': { schema: jsonSchema(success(op.ok.schema), 'output') } },
     },
   };
-  for (const status of op.errors) responses[status] = { $ref: `#/components/responses/E${status}` };
+  for (const status of [...op.errors, 429, 503]) responses[status] = { $ref: `#/components/responses/E${status}` };
   return {
     summary: op.summary,
     description: `Requires a token with the ${op.role} role (or higher).`,

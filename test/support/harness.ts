@@ -54,7 +54,7 @@ export type Harness = {
 };
 
 /** Opens the suite's database (see backend.ts) and a fresh team in it. */
-export async function startHarness(opts: { logger?: Logger } = {}): Promise<Harness> {
+export async function startHarness(opts: { logger?: Logger; rateLimitPerMinute?: number } = {}): Promise<Harness> {
   const backend = backendFromEnv();
   let cleanup = () => {};
   let db: Db;
@@ -67,7 +67,11 @@ export async function startHarness(opts: { logger?: Logger } = {}): Promise<Harn
     db = createDb({ kind: 'pglite', dataDir });
     cleanup = () => fs.rmSync(root, { recursive: true, force: true });
   }
-  const app = createApp({ db, logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent') });
+  const app = createApp({
+    db,
+    logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
+    rateLimitPerMinute: opts.rateLimitPerMinute,
+  });
   const { team, token } = await createTeamWithAdmin(db, `test team ${randomUUID()}`);
   return {
     db,
