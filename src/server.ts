@@ -14,7 +14,7 @@ async function main(): Promise<void> {
   const target: DatabaseTarget = config.databaseUrl
     ? { kind: 'postgres', url: config.databaseUrl }
     : { kind: 'pglite', dataDir: config.dataDir };
-  const db = createDb(target);
+  const db = createDb(target, logger);
 
   const applied = await migrateToLatest(db);
   logger.info({ database: describeTarget(target), migrations: applied }, 'database ready');

@@ -4,6 +4,7 @@ import { PGlite } from '@electric-sql/pglite';
 import knex, { Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
+import type { Logger } from '../logger';
 
 export type Db = Knex;
 
@@ -27,7 +28,18 @@ export function describeTarget(target: DatabaseTarget): string {
   return `PostgreSQL ${url.hostname}:${url.port || '5432'}${url.pathname}`;
 }
 
-export function createDb(target: DatabaseTarget): Db {
+/** knex's own warnings (lost connections, pool errors) go to pino instead of the console. */
+function knexLog(logger: Logger | undefined): Knex.Config['log'] {
+  if (!logger) return undefined;
+  return {
+    warn: (message: unknown) => logger.warn({ knex: String(message) }, 'database warning'),
+    error: (message: unknown) => logger.error({ knex: String(message) }, 'database error'),
+    deprecate: (message: unknown) => logger.warn({ knex: String(message) }, 'knex deprecation'),
+    debug: (message: unknown) => logger.debug({ knex: String(message) }, 'knex debug'),
+  };
+}
+
+export function createDb(target: DatabaseTarget, logger?: Logger): Db {
   if (target.kind === 'postgres') {
     const types = {
       getTypeParser(oid: number, format?: string) {
@@ -40,6 +52,9 @@ export function createDb(target: DatabaseTarget): Db {
       client: 'pg',
       connection: { connectionString: target.url, types } as Knex.PgConnectionConfig,
       pool: { min: 0, max: target.poolMax ?? 10 },
+      // While the server is unreachable a request fails (503) within this bound instead of queueing.
+      acquireConnectionTimeout: 10_000,
+      log: knexLog(logger),
     });
   }
   if (target.dataDir) fs.mkdirSync(path.resolve(target.dataDir), { recursive: true });
@@ -50,5 +65,6 @@ export function createDb(target: DatabaseTarget): Db {
     client: ClientPgLite as unknown as typeof Knex.Client,
     dialect: 'postgres',
     connection: () => ({ pglite }) as object,
+    log: knexLog(logger),
   });
 }

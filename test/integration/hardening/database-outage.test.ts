@@ -1,0 +1,84 @@
+import net from 'node:net';
+import request from 'supertest';
+import { createApp } from '../../../src/app';
+import { createDb, Db } from '../../../src/db/knex';
+import { createLogger } from '../../../src/logger';
+import { createTeamWithAdmin } from '../../../src/teams/teams.service';
+import { backendFromEnv } from '../../support/backend';
+
+/*
+ * PostgreSQL becomes unreachable and comes back: requests answer 503 meanwhile (never hang, never 500)
+ * and succeed again afterwards. The outage is a TCP proxy between the service and the server that
+ * stops listening and cuts every connection. PGlite is in-process and cannot be cut off this way.
+ */
+const backend = backendFromEnv();
+const describeOnServer = backend.kind === 'postgres' ? describe : describe.skip;
+
+class Proxy {
+  private server: net.Server | undefined;
+  private sockets = new Set<net.Socket>();
+  port = 0;
+
+  constructor(private readonly target: { host: string; port: number }) {}
+
+  async start(): Promise<void> {
+    this.server = net.createServer((client) => {
+      const upstream = net.connect(this.target);
+      for (const socket of [client, upstream]) {
+        this.sockets.add(socket);
+        socket.on('close', () => this.sockets.delete(socket));
+        socket.on('error', () => socket.destroy());
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    await new Promise<void>((resolve) => this.server?.listen(this.port, '127.0.0.1', resolve));
+    this.port = (this.server.address() as net.AddressInfo).port;
+  }
+
+  async stop(): Promise<void> {
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
+  }
+}
+
+describeOnServer('database outage (PostgreSQL)', () => {
+  let db: Db;
+  let proxy: Proxy;
+  let token: string;
+  let app: ReturnType<typeof createApp>;
+
+  beforeAll(async () => {
+    const url = new URL(backend.kind === 'postgres' ? backend.url : '');
+    proxy = new Proxy({ host: url.hostname, port: Number(url.port || 5432) });
+    await proxy.start();
+    url.host = `127.0.0.1:${proxy.port}`;
+    db = createDb({ kind: 'postgres', url: url.toString() }, createLogger('silent'));
+    app = createApp({ db, logger: createLogger('silent') });
+    token = (await createTeamWithAdmin(db, 'outage team')).token;
+  });
+  afterAll(async () => {
+    await proxy.stop();
+    await db.destroy();
+  });
+
+  it('answers 503 while the database is unreachable and recovers when it is back', async () => {
+    const get = () => request(app).get('/api/job-roles').set('Authorization', `Bearer ${token}`);
+    await get().expect(200);
+    await request(app).get('/readyz').expect(200);
+
+    await proxy.stop();
+    const down = await get();
+    expect(down.status).toBe(503);
+    expect(down.body).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String) } });
+    await request(app).get('/readyz').expect(503);
+
+    await proxy.start();
+    let status = 0;
+    for (let i = 0; i < 50 && status !== 200; i++) {
+      status = (await get()).status;
+      if (status !== 200) await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(status).toBe(200);
+    await request(app).get('/readyz').expect(200);
+  });
+});
