@@ -1,0 +1,212 @@
+import { ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createDb, DatabaseTarget, Db } from '../../src/db/knex';
+import { migrateToLatest } from '../../src/db/migrate';
+import { createTeamWithAdmin } from '../../src/teams/teams.service';
+
+/*
+ * npm run crash-test [-- --backend postgres|pglite|both] [--rounds 3]
+ *
+ * Sends a stream of writes to the service, kills it with SIGKILL mid-stream, restarts it on the same
+ * database, and checks that every acknowledged write is there and nothing is half-written: each time
+ * log is counted in its running total exactly once, each task's stored labor figures match a fresh
+ * computation, and each fixed-cost change has its history entry. Repeats for several rounds.
+ */
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string) => {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
+};
+const rounds = Number(option('rounds', '3'));
+const serverUrl = process.env.CRASH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const PORT = Number(option('port', '3477'));
+const base = `http://127.0.0.1:${PORT}`;
+
+type Acknowledged = { logs: Set<string>; roles: Set<string>; fixedCosts: number };
+
+function start(target: DatabaseTarget): ChildProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(PORT), HOST: '127.0.0.1', SEED_DEMO: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' };
+  delete env.DATABASE_URL;
+  delete env.DATA_DIR;
+  delete env.ADMIN_TOKEN;
+  if (target.kind === 'postgres') env.DATABASE_URL = target.url;
+  else env.DATA_DIR = target.dataDir;
+  return spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+async function waitReady(): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`${base}/readyz`)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the service did not become ready');
+}
+
+async function api(token: string, method: string, url: string, body?: unknown) {
+  const res = await fetch(`${base}${url}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  return { status: res.status, body: (await res.json()) as { body: Record<string, unknown> & { id: string } } };
+}
+
+/** Writers that keep going until the service dies; only 2xx answers count as acknowledged. */
+async function writeUntilKilled(token: string, fixture: Fixture, acked: Acknowledged, killAt: number, child: ChildProcess) {
+  let n = 0;
+  const writer = async (kind: number) => {
+    for (;;) {
+      const i = n++;
+      try {
+        if (kind === 0 || kind === 1) {
+          const member = fixture.members[i % fixture.members.length] as string;
+          const res = await api(token, 'POST', `/api/tasks/${fixture.tasks[i % fixture.tasks.length]}/time-logs`, { team_member_id: member, seconds: 60 + (i % 600) });
+          if (res.status === 201) acked.logs.add(res.body.body.id);
+        } else if (kind === 2) {
+          const res = await api(token, 'POST', '/api/job-roles', { name: `crash role ${process.pid}-${Date.now()}-${i}` });
+          if (res.status === 201) acked.roles.add(res.body.body.id);
+        } else {
+          const res = await api(token, 'PUT', `/api/project-finance/task/${fixture.tasks[0]}/fixed-cost`, { fixed_cost: (i % 100000) / 100 });
+          if (res.status === 200) acked.fixedCosts++;
+        }
+      } catch {
+        return; // the connection died with the service
+      }
+    }
+  };
+  const writers = [0, 1, 2, 3, 0, 1].map(writer);
+  setTimeout(() => child.kill('SIGKILL'), killAt);
+  await Promise.all(writers);
+}
+
+type Fixture = { token: string; teamId: string; projectId: string; tasks: string[]; members: string[] };
+
+async function setUp(db: Db): Promise<Fixture> {
+  const { team, token } = await createTeamWithAdmin(db, `crash team ${Date.now()}`);
+  const [project] = await db('projects').insert({ team_id: team.id, name: `crash ${Date.now()}` }).returning('id');
+  const [role] = await db('job_roles').insert({ team_id: team.id, name: 'Crash engineer' }).returning('id');
+  await db('project_rate_cards').insert({ team_id: team.id, project_id: project.id, job_role_id: role.id, hourly_rate: '87.5' });
+  const members: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const [member] = await db('team_members').insert({ team_id: team.id, name: `Crash ${i}` }).returning('id');
+    await db('project_members').insert({ team_id: team.id, project_id: project.id, team_member_id: member.id, job_role_id: role.id });
+    members.push(member.id);
+  }
+  return { token, teamId: team.id, projectId: project.id, tasks: [], members };
+}
+
+/** Checks run on the database itself, the service stopped. Returns the problems found. */
+async function verify(db: Db, fixture: Fixture, acked: Acknowledged): Promise<string[]> {
+  const problems: string[] = [];
+  const team = fixture.teamId;
+  const logIds = new Set((await db('time_logs').where({ team_id: team }).select('id')).map((r: { id: string }) => r.id));
+  const missingLogs = [...acked.logs].filter((id) => !logIds.has(id));
+  if (missingLogs.length) problems.push(`${missingLogs.length} acknowledged time logs are missing`);
+  const roleIds = new Set((await db('job_roles').where({ team_id: team }).select('id')).map((r: { id: string }) => r.id));
+  const missingRoles = [...acked.roles].filter((id) => !roleIds.has(id));
+  if (missingRoles.length) problems.push(`${missingRoles.length} acknowledged job roles are missing`);
+  const totals = await db.raw(
+    `select coalesce(l.task_id, x.task_id) as task_id, coalesce(l.team_member_id, x.team_member_id) as member, l.seconds, l.logs, x.total_seconds, x.log_count
+     from (select task_id, team_member_id, sum(seconds) as seconds, count(*) as logs from time_logs where team_id = ? group by 1, 2) l
+     full join (select * from task_member_time where team_id = ?) x on x.task_id = l.task_id and x.team_member_id = l.team_member_id
+     where coalesce(l.seconds, 0) <> coalesce(x.total_seconds, 0) or coalesce(l.logs, 0) <> coalesce(x.log_count, 0)`,
+    [team, team],
+  );
+  if (totals.rows.length) problems.push(`${totals.rows.length} running totals disagree with their logs`);
+  const [task] = await db('tasks').where({ team_id: team, id: fixture.tasks[0] }).select('finance_version');
+  const [history] = await db('fixed_cost_history').where({ team_id: team, task_id: fixture.tasks[0] }).count<{ count: number }[]>('* as count');
+  const count = Number(history?.count ?? 0);
+  if (count !== task.finance_version - 1) problems.push(`finance version ${task.finance_version} but ${count} history entries`);
+  if (count < acked.fixedCosts) problems.push(`${acked.fixedCosts} fixed-cost updates acknowledged, ${count} recorded`);
+  return problems;
+}
+
+/** Stored labor figures against the calculator, through the running service: list rows vs breakdowns. */
+async function verifyFigures(fixture: Fixture): Promise<string[]> {
+  const list = await api(fixture.token, 'GET', `/api/project-finance/project/${fixture.projectId}/tasks`);
+  const problems: string[] = [];
+  for (const row of list.body.body.tasks as Record<string, unknown>[]) {
+    const breakdown = await api(fixture.token, 'GET', `/api/project-finance/task/${String(row.id)}/breakdown`);
+    const task = breakdown.body.body.task as Record<string, unknown>;
+    for (const field of ['logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'total_actual_cost']) {
+      if (row[field] !== task[field]) problems.push(`task ${String(row.id)}: list ${field} ${String(row[field])} vs breakdown ${String(task[field])}`);
+    }
+  }
+  return problems;
+}
+
+async function runBackend(kind: 'postgres' | 'pglite'): Promise<boolean> {
+  let target: DatabaseTarget;
+  let cleanup: () => Promise<void>;
+  if (kind === 'postgres') {
+    const name = `pfs_crash_${Date.now()}`;
+    const admin = createDb({ kind: 'postgres', url: serverUrl, poolMax: 1 });
+    await admin.raw(`create database ${name}`);
+    const url = new URL(serverUrl);
+    url.pathname = `/${name}`;
+    target = { kind: 'postgres', url: url.toString() };
+    cleanup = async () => {
+      await admin.raw(`drop database if exists ${name} with (force)`);
+      await admin.destroy();
+    };
+  } else {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pfs-crash-'));
+    target = { kind: 'pglite', dataDir: path.join(root, 'data') };
+    cleanup = async () => fs.rmSync(root, { recursive: true, force: true });
+  }
+  const acked: Acknowledged = { logs: new Set(), roles: new Set(), fixedCosts: 0 };
+  let ok = true;
+  try {
+    let db = createDb(target);
+    await migrateToLatest(db);
+    const fixture = await setUp(db);
+    await db.destroy();
+    let child = start(target);
+    await waitReady();
+    for (let i = 0; i < 2; i++) {
+      const task = await api(fixture.token, 'POST', `/api/projects/${fixture.projectId}/tasks`, { name: `crash task ${i}`, estimated_hours: 10, assignee_ids: fixture.members.slice(0, 2) });
+      fixture.tasks.push(task.body.body.id);
+    }
+    for (let round = 1; round <= rounds; round++) {
+      const killAt = 700 + Math.floor(Math.random() * 1500);
+      await writeUntilKilled(fixture.token, fixture, acked, killAt, child);
+      await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve)));
+      db = createDb(target);
+      const problems = await verify(db, fixture, acked);
+      await db.destroy();
+      child = start(target);
+      await waitReady();
+      problems.push(...(await verifyFigures(fixture)));
+      console.log(
+        `${kind} round ${round}: killed after ${killAt} ms; acknowledged so far ${acked.logs.size} logs, ${acked.roles.size} roles, ${acked.fixedCosts} fixed-cost updates; ${problems.length ? `PROBLEMS: ${problems.join('; ')}` : 'all present, nothing half-written'}`,
+      );
+      if (problems.length) ok = false;
+    }
+    child.kill('SIGTERM');
+    await new Promise((resolve) => child.once('exit', resolve));
+  } finally {
+    await cleanup();
+  }
+  return ok;
+}
+
+async function main() {
+  const which = option('backend', 'both');
+  const backends = which === 'both' ? (['postgres', 'pglite'] as const) : [which as 'postgres' | 'pglite'];
+  let ok = true;
+  for (const backend of backends) ok = (await runBackend(backend)) && ok;
+  console.log(ok ? 'crash recovery: passed' : 'crash recovery: FAILED');
+  process.exit(ok ? 0 : 1);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
