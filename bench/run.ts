@@ -1,11 +1,10 @@
-import { ChildProcess, spawn, execSync } from 'node:child_process';
+import { execSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { createDb, DatabaseTarget } from '../src/db/knex';
-import { migrateToLatest } from '../src/db/migrate';
-import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, datasetPresent, generate, projectId, projectSizes, taskId } from './dataset';
+import { DatabaseTarget } from '../src/db/knex';
+import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, projectId, projectSizes, taskId } from './dataset';
+import { log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
 
 /*
  * npm run bench -- [--size small|full] [--backend postgres|pglite|both] [--duration 15] [--warmup 3]
@@ -28,70 +27,8 @@ const backendArg = option('backend', size.name === 'full' ? 'postgres' : 'both')
 const duration = Number(option('duration', '15'));
 const warmup = Number(option('warmup', '3'));
 const connections = Number(option('connections', '10'));
-const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PORT = Number(option('port', '3456'));
 const resultsDir = path.resolve('bench/results');
-
-function log(line: string) {
-  process.stdout.write(`${line}\n`);
-}
-
-async function prepare(target: DatabaseTarget): Promise<void> {
-  const db = createDb(target);
-  try {
-    await migrateToLatest(db);
-    if (await datasetPresent(db, size)) {
-      log(`dataset "${size.name}" already present`);
-      return;
-    }
-    log(`generating dataset "${size.name}"...`);
-    const started = Date.now();
-    await generate(db, size, log);
-    log(`dataset ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  } finally {
-    await db.destroy();
-  }
-}
-
-async function postgresTarget(): Promise<DatabaseTarget> {
-  const name = `pfs_bench_${size.name}`;
-  const admin = createDb({ kind: 'postgres', url: serverUrl, poolMax: 1 });
-  const exists = await admin.raw('select 1 from pg_database where datname = ?', [name]);
-  if (exists.rows.length === 0) await admin.raw(`create database ${name}`);
-  await admin.destroy();
-  const url = new URL(serverUrl);
-  url.pathname = `/${name}`;
-  return { kind: 'postgres', url: url.toString() };
-}
-
-function startService(target: DatabaseTarget): ChildProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(PORT), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false', RATE_LIMIT_PER_MINUTE: '0' };
-  delete env.DATABASE_URL;
-  delete env.DATA_DIR;
-  delete env.ADMIN_TOKEN;
-  if (target.kind === 'postgres') env.DATABASE_URL = target.url;
-  else env.DATA_DIR = target.dataDir;
-  const child = spawn(process.execPath, ['dist/src/server.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-  return child;
-}
-
-async function waitReady(): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${PORT}/readyz`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the service did not become ready');
-}
-
-function rssOf(pid: number): { rss: number; peak: number } {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
-  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
-}
 
 type Endpoint = { name: string; method?: 'GET' | 'PUT'; paths: () => string; body?: () => string; auth: boolean };
 
@@ -152,26 +89,15 @@ async function drive(endpoint: Endpoint, seconds: number): Promise<Result> {
   };
 }
 
-function machine(): string {
-  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
-  let pg = 'n/a';
-  try {
-    pg = execSync('psql --version', { encoding: 'utf8' }).trim();
-  } catch {
-    // no psql client
-  }
-  return `${cpu}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, ${pg}`;
-}
-
 async function benchBackend(kind: 'postgres' | 'pglite') {
   const target: DatabaseTarget =
-    kind === 'postgres' ? await postgresTarget() : { kind: 'pglite', dataDir: path.resolve(`bench/data/pglite-${size.name}`) };
+    kind === 'postgres' ? await postgresTarget(size) : { kind: 'pglite', dataDir: path.resolve(`bench/data/pglite-${size.name}`) };
   log(`\n## ${kind} (${size.name} dataset)`);
-  await prepare(target);
+  await prepare(target, size);
   if (args.includes('--prepare-only')) return undefined;
-  const child = startService(target);
+  const child = startService(target, PORT);
   try {
-    await waitReady();
+    await waitReady(PORT);
     const startRss = rssOf(child.pid as number).rss;
     let peak = startRss;
     const sampler = setInterval(() => {

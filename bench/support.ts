@@ -1,0 +1,85 @@
+import { ChildProcess, execSync, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import { createDb, DatabaseTarget } from '../src/db/knex';
+import { migrateToLatest } from '../src/db/migrate';
+import { Size, datasetPresent, generate } from './dataset';
+
+/* What the benchmark and the soak run share: the dataset's database, the service process, its RSS. */
+
+export const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export function log(line: string) {
+  process.stdout.write(`${line}\n`);
+}
+
+/** Migrates the target and generates the dataset unless it is already there. */
+export async function prepare(target: DatabaseTarget, size: Size): Promise<void> {
+  const db = createDb(target);
+  try {
+    await migrateToLatest(db);
+    if (await datasetPresent(db, size)) {
+      log(`dataset "${size.name}" already present`);
+      return;
+    }
+    log(`generating dataset "${size.name}"...`);
+    const started = Date.now();
+    await generate(db, size, log);
+    log(`dataset ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  } finally {
+    await db.destroy();
+  }
+}
+
+/** The database pfs_bench_<size> on the PostgreSQL server, created when missing. */
+export async function postgresTarget(size: Size): Promise<DatabaseTarget> {
+  const name = `pfs_bench_${size.name}`;
+  const admin = createDb({ kind: 'postgres', url: serverUrl, poolMax: 1 });
+  const exists = await admin.raw('select 1 from pg_database where datname = ?', [name]);
+  if (exists.rows.length === 0) await admin.raw(`create database ${name}`);
+  await admin.destroy();
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return { kind: 'postgres', url: url.toString() };
+}
+
+/** The built service as its own process; the rate limit is off (one address drives it far above any client). */
+export function startService(target: DatabaseTarget, port: number): ChildProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false', RATE_LIMIT_PER_MINUTE: '0' };
+  delete env.DATABASE_URL;
+  delete env.DATA_DIR;
+  delete env.ADMIN_TOKEN;
+  if (target.kind === 'postgres') env.DATABASE_URL = target.url;
+  else env.DATA_DIR = target.dataDir;
+  return spawn(process.execPath, ['dist/src/server.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+export async function waitReady(port: number): Promise<void> {
+  for (let i = 0; i < 600; i++) {
+    try {
+      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error('the service did not become ready');
+}
+
+/** Current and peak (VmHWM) resident memory of a process, in MB. */
+export function rssOf(pid: number): { rss: number; peak: number } {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(status)?.[1] ?? 0);
+  return { rss: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+}
+
+export function machine(): string {
+  const cpu = os.cpus()[0]?.model ?? 'unknown CPU';
+  let pg = 'n/a';
+  try {
+    pg = execSync('psql --version', { encoding: 'utf8' }).trim();
+  } catch {
+    // no psql client
+  }
+  return `${cpu}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, ${pg}`;
+}
