@@ -12,6 +12,8 @@ import * as repo from './finance.repository';
  *   - a member's name (it orders the estimate split): the tasks it is assigned to.
  * Callers hold the project row lock: 'share' to refresh some tasks, 'update' to refresh all, so a
  * refresh never reads what a concurrent one is changing.
+ * Rates are read as in force today; all rate-card rows take effect from 1970 for now. Dated rates
+ * will also need a refresh of the project on the day a rate takes effect.
  */
 
 export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<string, MemberInput[]> {

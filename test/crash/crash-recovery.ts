@@ -1,10 +1,11 @@
-import { ChildProcess, spawn } from 'node:child_process';
+import { ChildProcess, execSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDb, DatabaseTarget, Db } from '../../src/db/knex';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createTeamWithAdmin } from '../../src/teams/teams.service';
+import { startService, waitReady } from '../../bench/support';
 
 /*
  * npm run crash-test [-- --backend postgres|pglite|both] [--rounds 3]
@@ -26,28 +27,6 @@ const PORT = Number(option('port', '3477'));
 const base = `http://127.0.0.1:${PORT}`;
 
 type Acknowledged = { logs: Set<string>; roles: Set<string>; fixedCosts: number };
-
-function start(target: DatabaseTarget): ChildProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(PORT), HOST: '127.0.0.1', SEED_DEMO: 'false', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' };
-  delete env.DATABASE_URL;
-  delete env.DATA_DIR;
-  delete env.ADMIN_TOKEN;
-  if (target.kind === 'postgres') env.DATABASE_URL = target.url;
-  else env.DATA_DIR = target.dataDir;
-  return spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
-}
-
-async function waitReady(): Promise<void> {
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`${base}/readyz`)).ok) return;
-    } catch {
-      // not up yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the service did not become ready');
-}
 
 async function api(token: string, method: string, url: string, body?: unknown) {
   const res = await fetch(`${base}${url}`, {
@@ -168,8 +147,8 @@ async function runBackend(kind: 'postgres' | 'pglite'): Promise<boolean> {
     await migrateToLatest(db);
     const fixture = await setUp(db);
     await db.destroy();
-    let child = start(target);
-    await waitReady();
+    let child = startService(target, PORT);
+    await waitReady(PORT);
     for (let i = 0; i < 2; i++) {
       const task = await api(fixture.token, 'POST', `/api/projects/${fixture.projectId}/tasks`, { name: `crash task ${i}`, estimated_hours: 10, assignee_ids: fixture.members.slice(0, 2) });
       fixture.tasks.push(task.body.body.id);
@@ -181,8 +160,8 @@ async function runBackend(kind: 'postgres' | 'pglite'): Promise<boolean> {
       db = createDb(target);
       const problems = await verify(db, fixture, acked);
       await db.destroy();
-      child = start(target);
-      await waitReady();
+      child = startService(target, PORT);
+      await waitReady(PORT);
       problems.push(...(await verifyFigures(fixture)));
       console.log(
         `${kind} round ${round}: killed after ${killAt} ms; acknowledged so far ${acked.logs.size} logs, ${acked.roles.size} roles, ${acked.fixedCosts} fixed-cost updates; ${problems.length ? `PROBLEMS: ${problems.join('; ')}` : 'all present, nothing half-written'}`,
@@ -198,6 +177,7 @@ async function runBackend(kind: 'postgres' | 'pglite'): Promise<boolean> {
 }
 
 async function main() {
+  execSync('npm run --silent build', { stdio: 'inherit' });
   const which = option('backend', 'both');
   const backends = which === 'both' ? (['postgres', 'pglite'] as const) : [which as 'postgres' | 'pglite'];
   let ok = true;
