@@ -39,7 +39,7 @@ type Operation = {
   query?: z.ZodObject;
   body?: z.ZodType;
   example?: unknown;
-  ok: { status: 200 | 201; schema: z.ZodType };
+  ok: { status: 200 | 201; schema: z.ZodType; alsoStatus?: 200 };
   errors: number[];
   etag?: boolean;
   ifMatch?: boolean;
@@ -83,7 +83,7 @@ const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'viewer', summary: 'The project\'s rates in force', ok: { status: 200, schema: rateCardResponse }, errors: read },
   { method: 'put', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'admin', summary: 'Replace the project\'s rate card', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 95.5 }] }, ok: { status: 200, schema: rateCardResponse }, errors: write },
   { method: 'get', path: '/api/projects/{id}/members', tag: 'Projects', role: 'viewer', summary: 'Members of the project with their job roles', ok: { status: 200, schema: z.array(projectMemberResponse.omit({ project_id: true })) }, errors: read },
-  { method: 'put', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Add a member to the project (201) or change its job role (200)', body: projectMemberBody, example: { job_role_id: null }, ok: { status: 201, schema: projectMemberResponse }, errors: write },
+  { method: 'put', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Add a member to the project (201) or change its job role (200)', body: projectMemberBody, example: { job_role_id: null }, ok: { status: 201, alsoStatus: 200, schema: projectMemberResponse }, errors: write },
   { method: 'delete', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Remove a member from the project (409 while assigned to its tasks)', ok: { status: 200, schema: projectMemberResponse }, errors: [...read, 409] },
 
   { method: 'post', path: '/api/projects/{id}/tasks', tag: 'Tasks', role: 'editor', summary: 'Create a task', body: createTaskBody, example: { name: 'Checkout', estimated_hours: 10, fixed_cost: 0, assignee_ids: [], status: 'todo' }, ok: { status: 201, schema: taskResponse }, errors: write },
@@ -128,13 +128,13 @@ function parameters(op: Operation) {
 }
 
 function operationObject(op: Operation) {
-  const responses: Record<string, unknown> = {
-    [op.ok.status]: {
-      description: 'Success',
-      ...(op.etag ? { headers: { ETag: { description: 'The task\'s finance version, e.g. "3"', schema: { type: 'string' } } } } : {}),
-      content: { 'application/json': { schema: jsonSchema(success(op.ok.schema), 'output') } },
-    },
+  const ok = {
+    description: 'Success',
+    ...(op.etag ? { headers: { ETag: { description: 'The task\'s finance version, e.g. "3"', schema: { type: 'string' } } } } : {}),
+    content: { 'application/json': { schema: jsonSchema(success(op.ok.schema), 'output') } },
   };
+  const responses: Record<string, unknown> = { [op.ok.status]: ok };
+  if (op.ok.alsoStatus) responses[op.ok.alsoStatus] = ok;
   for (const status of [...op.errors, 429, 503]) responses[status] = { $ref: `#/components/responses/E${status}` };
   return {
     summary: op.summary,

@@ -8,6 +8,7 @@ import { createDb, Db } from '../../src/db/knex';
 import { createLogger, Logger } from '../../src/logger';
 import { createTeamWithAdmin } from '../../src/teams/teams.service';
 import { backendFromEnv, scratchDir } from './backend';
+import { checkResponseAgainstDocument } from './openapi-responses';
 
 /** Requests through the real Express app, with a bearer token (or none). */
 export class Api {
@@ -20,8 +21,13 @@ export class Api {
     return new Api(this.app, token);
   }
 
+  /** Adds the token, and checks the response against the OpenAPI document. */
   private authorised(test: request.Test): request.Test {
-    return this.token ? test.set('Authorization', `Bearer ${this.token}`) : test;
+    const checked = test.expect((res) => {
+      const { req } = res as unknown as { req: { method: string; path: string } };
+      checkResponseAgainstDocument(req.method, req.path, res.status, res.headers['content-type'], res.body);
+    });
+    return this.token ? checked.set('Authorization', `Bearer ${this.token}`) : checked;
   }
 
   get(url: string) {
