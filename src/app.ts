@@ -7,6 +7,7 @@ import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/finance.router';
 import { requireToken, roleByMethod } from './http/auth';
 import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
+import { createMetrics } from './http/metrics';
 import { rateLimit } from './http/rate-limit';
 import { sendJson } from './http/respond';
 import { jobRolesRouter } from './job-roles/job-roles.router';
@@ -27,7 +28,9 @@ export function createApp({ db, logger, rateLimitPerMinute = 0 }: AppDeps): Expr
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', false);
+  const metrics = createMetrics(db);
   app.use(helmet());
+  app.use(metrics.observe);
   app.use(
     pinoHttp({
       logger,
@@ -46,6 +49,9 @@ export function createApp({ db, logger, rateLimitPerMinute = 0 }: AppDeps): Expr
   );
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
+  app.get('/metrics', async (_req, res) => {
+    res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
   app.get('/readyz', async (_req, res) => {
     try {
       await db.raw('select 1');

@@ -158,6 +158,14 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     get: { summary: description, security: [], tags: ['Operations'], responses: { 200: { description: 'OK', content: { 'application/json': { schema } } } } },
   });
   paths['/healthz'] = plain('The process is alive', { type: 'object', properties: { status: { const: 'ok' } } });
+  paths['/metrics'] = {
+    get: {
+      summary: 'Prometheus metrics: requests and latency per route and status, database pool, process',
+      security: [],
+      tags: ['Operations'],
+      responses: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    },
+  };
   paths['/readyz'] = {
     get: {
       summary: 'The database is reachable',
