@@ -3,7 +3,8 @@ import type { Knex } from 'knex';
 import { actorOf } from '../http/auth';
 import { sendSuccess } from '../http/respond';
 import { parseBody, parseId, parseQuery } from '../http/validate';
-import { breakdownQuery, fixedCostBody, projectTasksQuery } from './finance.schemas';
+import { toCsv, toXlsx } from './finance.export';
+import { breakdownQuery, exportQuery, fixedCostBody, projectTasksQuery } from './finance.schemas';
 import * as service from './finance.service';
 
 export function financeRouter(db: Knex): Router {
@@ -19,6 +20,17 @@ export function financeRouter(db: Knex): Router {
     const projectId = parseId(req.params.project_id, 'project_id');
     const query = parseQuery(projectTasksQuery, req.query);
     sendSuccess(res, await service.listProjectTasks(db, actorOf(req).teamId, projectId, query));
+  });
+  router.get('/project-finance/project/:project_id/export', async (req, res) => {
+    const projectId = parseId(req.params.project_id, 'project_id');
+    const query = parseQuery(exportQuery, req.query);
+    const tree = await service.projectTaskTree(db, actorOf(req).teamId, projectId, query);
+    const file = query.format === 'csv' ? toCsv(tree) : await toXlsx(tree);
+    res.status(200);
+    res.setHeader('Content-Type', file.contentType);
+    res.setHeader('Content-Disposition', `attachment; filename="${file.fileName}"`);
+    res.setHeader('Content-Length', file.body.length);
+    res.end(file.body);
   });
   router.put('/project-finance/task/:task_id/fixed-cost', async (req, res) => {
     const id = parseId(req.params.task_id, 'task_id');

@@ -18,6 +18,14 @@ export const projectTasksQuery = z
   })
   .strict();
 
+export const exportQuery = z
+  .object({
+    format: z.enum(['csv', 'xlsx']).default('csv'),
+    parent_task_id: uuid().optional(),
+    billable_filter: z.enum(BILLABLE_FILTERS).default('all'),
+  })
+  .strict();
+
 export const fixedCostBody = z.object({ fixed_cost: fixedCost() }).strict();
 
 export type ProjectTasksQuery = z.infer<typeof projectTasksQuery>;

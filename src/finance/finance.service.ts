@@ -148,12 +148,16 @@ function presentAssignees(rows: readonly repo.AssigneeRow[]) {
     }));
 }
 
+/** What a list filter selects: the tasks whose own figures count, and where the listing starts. */
+export type ListFilter = { billable_filter: ProjectTasksQuery['billable_filter']; parent_task_id?: string };
+
 /**
- * One row per listed task: the sums over the task and its descendants that pass the filter. The
- * project's tasks come with their stored labor figures (labor.ts) from one query, their assignees from
- * another; the tree is rolled up here.
+ * A project's task tree, rolled up: the project's tasks come with their stored labor figures (labor.ts)
+ * from one query, their assignees from another. `candidates` are the tasks the listing starts from
+ * (top level, or the children of parent_task_id); every node under them knows its rolled-up totals
+ * (over itself and its descendants that pass the filter) and whether it is listed.
  */
-export async function listProjectTasks(db: Knex, teamId: string, projectId: string, query: ProjectTasksQuery) {
+async function projectTree(db: Knex, teamId: string, projectId: string, filter: ListFilter) {
   const project = await getProject(db, teamId, projectId);
   const [tasks, assignees] = await Promise.all([
     repo.taskFiguresInProject(db, teamId, projectId),
@@ -166,7 +170,7 @@ export async function listProjectTasks(db: Knex, teamId: string, projectId: stri
     else assigneesByTask.set(row.task_id, [row]);
   }
   const passes = (t: repo.TaskFiguresRow) =>
-    query.billable_filter === 'all' || t.billable === (query.billable_filter === 'billable');
+    filter.billable_filter === 'all' || t.billable === (filter.billable_filter === 'billable');
 
   const nodes = new Map<string, ListedTask>();
   for (const task of tasks) nodes.set(task.id, { task, own: ownTotals(task), passes: passes(task), children: [] });
@@ -177,38 +181,73 @@ export async function listProjectTasks(db: Knex, teamId: string, projectId: stri
   }
 
   let candidates = roots;
-  if (query.parent_task_id !== undefined) {
-    const parent = nodes.get(query.parent_task_id.toLowerCase());
+  if (filter.parent_task_id !== undefined) {
+    const parent = nodes.get(filter.parent_task_id.toLowerCase());
     if (!parent) throw notFound('TASK_NOT_FOUND', 'Parent task');
     candidates = parent.children;
   }
-
   const rolled = rollUp(candidates);
-  const rows = candidates
-    .filter((node) => rolled.get(node)?.listed)
-    .map((node) => {
-      const totals = rolled.get(node)?.totals ?? ZERO_TOTALS;
-      return {
-        ...presentSummary(node.task, project.currency, totals),
-        parent_task_id: node.task.parent_task_id,
-        sub_tasks_count: node.children.filter((child) => rolled.get(child)?.listed).length,
-        variance: variance(totals),
-        status: node.task.status,
-        priority: node.task.priority,
-        phase: node.task.phase,
-        assignees: presentAssignees(assigneesByTask.get(node.task.id) ?? []),
-        totalsForSums: totals,
-      };
-    });
+  const listed = (node: ListedTask) => rolled.get(node)?.listed ?? false;
+  const totalsOf = (node: ListedTask) => rolled.get(node)?.totals ?? ZERO_TOTALS;
 
-  const { id, name, currency, budget } = presentProject(project);
+  /** A list row: the task's summary with its rolled-up figures. */
+  const rowOf = (node: ListedTask) => {
+    const totals = totalsOf(node);
+    return {
+      ...presentSummary(node.task, project.currency, totals),
+      parent_task_id: node.task.parent_task_id,
+      sub_tasks_count: node.children.filter(listed).length,
+      variance: variance(totals),
+      status: node.task.status,
+      priority: node.task.priority,
+      phase: node.task.phase,
+      assignees: presentAssignees(assigneesByTask.get(node.task.id) ?? []),
+    };
+  };
+  const listedCandidates = candidates.filter(listed);
+  return {
+    project,
+    rowOf,
+    listedCandidates,
+    listedChildren: (node: ListedTask) => node.children.filter(listed),
+    totals: presentListSums(listedCandidates.map(totalsOf)),
+    totalsOf,
+  };
+}
+
+/** One row per listed task: the sums over the task and its descendants that pass the filter. */
+export async function listProjectTasks(db: Knex, teamId: string, projectId: string, query: ProjectTasksQuery) {
+  const tree = await projectTree(db, teamId, projectId, query);
+  const { id, name, currency, budget } = presentProject(tree.project);
   const body: Record<string, unknown> = {
     project: { id, name, currency, budget },
-    tasks: rows.map(({ totalsForSums: _omit, ...row }) => row),
-    totals: presentListSums(rows.map((row) => row.totalsForSums)),
+    tasks: tree.listedCandidates.map(tree.rowOf),
+    totals: tree.totals,
   };
-  if (query.group_by) body.groups = groupRows(rows, query.group_by);
+  if (query.group_by) {
+    body.groups = groupRows(
+      tree.listedCandidates.map((node) => ({ ...node.task, totalsForSums: tree.totalsOf(node) })),
+      query.group_by,
+    );
+  }
   return body;
+}
+
+/**
+ * Every listed task at every level under the filter's starting point, depth first, with its depth
+ * (0 for the starting level), plus the list's totals: what an export writes.
+ */
+export async function projectTaskTree(db: Knex, teamId: string, projectId: string, filter: ListFilter) {
+  const tree = await projectTree(db, teamId, projectId, filter);
+  const rows: { depth: number; row: ReturnType<typeof tree.rowOf> }[] = [];
+  const stack = [...tree.listedCandidates].reverse().map((node) => ({ node, depth: 0 }));
+  while (stack.length) {
+    const { node, depth } = stack.pop() as { node: ListedTask; depth: number };
+    rows.push({ depth, row: tree.rowOf(node) });
+    for (const child of [...tree.listedChildren(node)].reverse()) stack.push({ node: child, depth: depth + 1 });
+  }
+  const { id, name, currency } = presentProject(tree.project);
+  return { project: { id, name, currency }, rows, totals: tree.totals };
 }
 
 /**

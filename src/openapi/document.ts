@@ -4,6 +4,7 @@ import type { Role } from '../auth/roles';
 import {
   breakdownQuery,
   breakdownResponse,
+  exportQuery,
   fixedCostBody,
   fixedCostHistoryResponse,
   projectTasksQuery,
@@ -158,6 +159,28 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     get: { summary: description, security: [], tags: ['Operations'], responses: { 200: { description: 'OK', content: { 'application/json': { schema } } } } },
   });
   paths['/healthz'] = plain('The process is alive', { type: 'object', properties: { status: { const: 'ok' } } });
+  paths['/api/project-finance/project/{project_id}/export'] = {
+    get: {
+      summary: 'The project list as a CSV or XLSX file: every listed task at every level, and the list totals',
+      description: 'Requires a token with the viewer role (or higher). Same filters as the project list.',
+      operationId: 'getApiProjectFinanceProjectByProjectIdExport',
+      tags: ['Finance'],
+      parameters: [
+        { name: 'project_id', in: 'path', required: true, description: 'UUID (anything else is a 400)', schema: { type: 'string', format: 'uuid' } },
+        ...Object.entries((jsonSchema(exportQuery, 'input').properties ?? {}) as Record<string, object>).map(([name, schema]) => ({ name, in: 'query', required: false, schema })),
+      ],
+      responses: {
+        200: {
+          description: 'The file, named <project>-finance-<YYYY-MM-DD>.csv|xlsx (Content-Disposition: attachment)',
+          content: {
+            'text/csv': { schema: { type: 'string' }, example: 'Task,Task id,Level,Parent task,...\r\n' },
+            'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet': { schema: { type: 'string', contentMediaType: 'application/octet-stream' } },
+          },
+        },
+        ...Object.fromEntries([...read, 429, 503].map((status) => [status, { $ref: `#/components/responses/E${status}` }])),
+      },
+    },
+  };
   paths['/metrics'] = {
     get: {
       summary: 'Prometheus metrics: requests and latency per route and status, database pool, process',

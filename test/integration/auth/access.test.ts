@@ -38,6 +38,7 @@ type Route = { method: 'get' | 'post' | 'put' | 'patch' | 'delete'; path: () => 
 const ROUTES: Route[] = [
   { method: 'get', path: () => `/api/project-finance/task/${ids.task}/breakdown`, needs: 'viewer' },
   { method: 'get', path: () => `/api/project-finance/project/${ids.project}/tasks`, needs: 'viewer' },
+  { method: 'get', path: () => `/api/project-finance/project/${ids.project}/export?format=xlsx`, needs: 'viewer' },
   { method: 'put', path: () => `/api/project-finance/task/${ids.task}/fixed-cost`, needs: 'editor', body: () => ({ fixed_cost: 1 }) },
   { method: 'get', path: () => `/api/project-finance/task/${ids.task}/fixed-cost/history`, needs: 'viewer' },
   { method: 'get', path: () => '/api/job-roles', needs: 'viewer' },
@@ -127,6 +128,7 @@ describe('tenancy', () => {
     const foreign: [Route['method'], string, unknown?][] = [
       ['get', `/api/project-finance/task/${ids.task}/breakdown`],
       ['get', `/api/project-finance/project/${ids.project}/tasks`],
+      ['get', `/api/project-finance/project/${ids.project}/export`],
       ['put', `/api/project-finance/task/${ids.task}/fixed-cost`, { fixed_cost: 1 }],
       ['get', `/api/project-finance/task/${ids.task}/fixed-cost/history`],
       ['get', `/api/team-members/${ids.member}`],

@@ -38,6 +38,7 @@ type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 const ROUTES: [Method, string][] = [
   ['get', '/api/project-finance/task/{task}/breakdown'],
   ['get', '/api/project-finance/project/{project}/tasks'],
+  ['get', '/api/project-finance/project/{project}/export'],
   ['put', '/api/project-finance/task/{task}/fixed-cost'],
   ['get', '/api/project-finance/task/{task}/fixed-cost/history'],
   ['post', '/api/job-roles'],

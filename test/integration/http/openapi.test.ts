@@ -23,6 +23,8 @@ describe('OpenAPI document', () => {
       expect.arrayContaining([
         'GET /api/project-finance/task/{id}/breakdown',
         'GET /api/project-finance/project/{project_id}/tasks',
+        'GET /api/project-finance/project/{project_id}/export',
+        'GET /metrics',
         'PUT /api/project-finance/task/{task_id}/fixed-cost',
         'GET /api/project-finance/task/{task_id}/fixed-cost/history',
         'POST /api/job-roles', 'GET /api/job-roles',

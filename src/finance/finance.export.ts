@@ -1,0 +1,92 @@
+import ExcelJS from 'exceljs';
+import type { Decimal } from './money';
+import { minorUnit } from './money';
+
+/*
+ * The project list as a file: every listed task at every level (depth first, with its level and its
+ * parent's name), the list's figures, and a totals row equal to the list's body.totals (the sum of
+ * the starting level's rows: summing every row of a column would count subtasks twice).
+ */
+
+type Figures = {
+  estimated_hours: Decimal;
+  logged_hours: Decimal;
+  estimated_labor_cost: Decimal;
+  actual_labor_cost: Decimal;
+  fixed_cost: Decimal;
+  total_estimated_cost: Decimal;
+  total_actual_cost: Decimal;
+  variance: Decimal;
+};
+
+export type ExportTree = {
+  project: { id: string; name: string; currency: string };
+  rows: { depth: number; row: Figures & { id: string; name: string; parent_task_id: string | null; billable: boolean; status: string | null; priority: string | null; phase: string | null } }[];
+  totals: Figures;
+};
+
+export type ExportFile = { contentType: string; fileName: string; body: Buffer };
+
+const FIGURES: { key: keyof Figures; header: string; money: boolean }[] = [
+  { key: 'estimated_hours', header: 'Estimated hours', money: false },
+  { key: 'logged_hours', header: 'Logged hours', money: false },
+  { key: 'estimated_labor_cost', header: 'Estimated labor cost', money: true },
+  { key: 'actual_labor_cost', header: 'Actual labor cost', money: true },
+  { key: 'fixed_cost', header: 'Fixed cost', money: true },
+  { key: 'total_estimated_cost', header: 'Total estimated cost', money: true },
+  { key: 'total_actual_cost', header: 'Total actual cost', money: true },
+  { key: 'variance', header: 'Variance', money: true },
+];
+const TEXT_HEADERS = ['Task', 'Task id', 'Level', 'Parent task', 'Status', 'Priority', 'Phase', 'Billable'];
+
+function fileName(projectName: string, extension: string): string {
+  const slug = projectName.normalize('NFKD').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'project';
+  return `${slug}-finance-${new Date().toISOString().slice(0, 10)}.${extension}`;
+}
+
+function textColumns(tree: ExportTree, entry: ExportTree['rows'][number]): (string | number)[] {
+  const names = new Map(tree.rows.map(({ row }) => [row.id, row.name]));
+  const { row } = entry;
+  return [row.name, row.id, entry.depth, (row.parent_task_id && names.get(row.parent_task_id)) ?? '', row.status ?? '', row.priority ?? '', row.phase ?? '', row.billable ? 'yes' : 'no'];
+}
+
+/** RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled; lines end in CRLF. */
+function csvField(value: string | number): string {
+  let text = String(value);
+  // A text cell starting like a formula is prefixed, so a spreadsheet shows it instead of running it.
+  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+  return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
+}
+
+export function toCsv(tree: ExportTree): ExportFile {
+  const lines = [[...TEXT_HEADERS, ...FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`)]];
+  for (const entry of tree.rows) lines.push([...textColumns(tree, entry), ...FIGURES.map((f) => entry.row[f.key].toFixed())].map(String));
+  lines.push(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => tree.totals[f.key].toFixed())]);
+  const body = lines.map((fields) => fields.map(csvField).join(',')).join('\r\n') + '\r\n';
+  return { contentType: 'text/csv; charset=utf-8; header=present', fileName: fileName(tree.project.name, 'csv'), body: Buffer.from(body, 'utf8') };
+}
+
+export async function toXlsx(tree: ExportTree): Promise<ExportFile> {
+  const workbook = new ExcelJS.Workbook();
+  const sheet = workbook.addWorksheet('Finance', { views: [{ state: 'frozen', ySplit: 1 }] });
+  const decimals = minorUnit(tree.project.currency);
+  const moneyFormat = `#,##0${decimals ? `.${'0'.repeat(decimals)}` : ''} "${tree.project.currency}";-#,##0${decimals ? `.${'0'.repeat(decimals)}` : ''} "${tree.project.currency}"`;
+  sheet.columns = [
+    ...TEXT_HEADERS.map((header) => ({ header, width: header === 'Task' ? 40 : header === 'Task id' ? 38 : 14 })),
+    ...FIGURES.map((f) => ({ header: f.header, width: 20, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
+  ];
+  sheet.getRow(1).font = { bold: true };
+  const number = (value: Decimal) => Number(value.toFixed());
+  for (const entry of tree.rows) {
+    const row = sheet.addRow([...textColumns(tree, entry), ...FIGURES.map((f) => number(entry.row[f.key]))]);
+    row.getCell(1).alignment = { indent: Math.min(entry.depth, 15) };
+  }
+  const total = sheet.addRow(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => number(tree.totals[f.key]))]);
+  total.font = { bold: true };
+  const body = Buffer.from(await workbook.xlsx.writeBuffer());
+  return {
+    contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    fileName: fileName(tree.project.name, 'xlsx'),
+    body,
+  };
+}

@@ -1,0 +1,156 @@
+import ExcelJS from 'exceljs';
+import { Harness, startHarness } from '../../support/harness';
+import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
+
+let h: Harness;
+let projectId: string;
+let ids: Record<string, string>;
+
+/*
+ *   Launch, "phase 1" (billable, 10 h, Ann; fixed 100)
+ *     └ =SUM(A1) (non-billable, 4 h, Ben; Ben logged 1 h)
+ *         └ Docs (billable, 2 h, Ann; Zed logged 0.5 h)
+ *   Ops (non-billable, 6 h, fixed 20.5)
+ */
+beforeAll(async () => {
+  h = await startHarness();
+  const dev = await createJobRole(h.api);
+  const project = await createProject(h.api, { name: `Export, "quoted" ${Date.now()}`, currency: 'EUR' });
+  projectId = project.id;
+  await setRateCard(h.api, projectId, [{ job_role_id: dev.id, hourly_rate: 80.25 }]);
+  const ann = (await createMember(h.api, { name: 'Ann' })).id;
+  const ben = (await createMember(h.api, { name: 'Ben' })).id;
+  const zed = (await createMember(h.api, { name: 'Zed' })).id;
+  await addToProject(h.api, projectId, ann, dev.id);
+  await addToProject(h.api, projectId, ben, dev.id);
+  const launch = await createTask(h.api, projectId, { name: 'Launch, "phase 1"', estimated_hours: 10, fixed_cost: 100, assignee_ids: [ann], status: 'doing' });
+  const formula = await createTask(h.api, projectId, { name: '=SUM(A1)', parent_task_id: launch.id, billable: false, estimated_hours: 4, assignee_ids: [ben] });
+  const docs = await createTask(h.api, projectId, { name: 'Docs', parent_task_id: formula.id, estimated_hours: 2, assignee_ids: [ann] });
+  const ops = await createTask(h.api, projectId, { name: 'Ops', billable: false, estimated_hours: 6, fixed_cost: 20.5 });
+  await logTime(h.api, formula.id, ben, { hours: 1 });
+  await logTime(h.api, docs.id, zed, { seconds: 1800 });
+  ids = { launch: launch.id, formula: formula.id, docs: docs.id, ops: ops.id };
+});
+afterAll(() => h.close());
+
+const FIGURES = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost', 'variance'];
+
+/** A minimal RFC 4180 reader, enough to check what the export wrote. */
+function parseCsv(text: string): string[][] {
+  const rows: string[][] = [];
+  let row: string[] = [];
+  let field = '';
+  let quoted = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i];
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') (field += '"'), i++;
+      else if (c === '"') quoted = false;
+      else field += c;
+    } else if (c === '"') quoted = true;
+    else if (c === ',') row.push(field), (field = '');
+    else if (c === '\r' && text[i + 1] === '\n') row.push(field), rows.push(row), (row = []), (field = ''), i++;
+    else field += c;
+  }
+  return rows;
+}
+
+/** The list rows of every level, by task id, as the API computes them under the filter. */
+async function listRows(filter = 'all'): Promise<{ rows: Map<string, Record<string, number>>; totals: Record<string, number> }> {
+  const rows = new Map<string, Record<string, number>>();
+  const top = (await h.api.get(`/api/project-finance/project/${projectId}/tasks?billable_filter=${filter}`).expect(200)).body.body;
+  const visit = async (list: { id: string; sub_tasks_count: number }[]) => {
+    for (const row of list) {
+      rows.set(row.id, row as unknown as Record<string, number>);
+      if (row.sub_tasks_count > 0) {
+        await visit((await h.api.get(`/api/project-finance/project/${projectId}/tasks?billable_filter=${filter}&parent_task_id=${row.id}`).expect(200)).body.body.tasks);
+      }
+    }
+  };
+  await visit(top.tasks);
+  return { rows, totals: top.totals };
+}
+
+describe('GET /api/project-finance/project/:project_id/export', () => {
+  it('writes RFC 4180 CSV: a header, every listed task at every level, and the list totals', async () => {
+    const res = await h.api.get(`/api/project-finance/project/${projectId}/export?format=csv`).expect(200);
+    expect(res.headers['content-type']).toMatch(/^text\/csv; charset=utf-8/);
+    expect(res.headers['content-disposition']).toMatch(/^attachment; filename="Export-quoted-\d+-finance-\d{4}-\d{2}-\d{2}\.csv"$/);
+    expect(res.text.endsWith('\r\n')).toBe(true);
+    const [header, ...rest] = parseCsv(res.text);
+    expect(header).toEqual(['Task', 'Task id', 'Level', 'Parent task', 'Status', 'Priority', 'Phase', 'Billable', 'Estimated hours', 'Logged hours', 'Estimated labor cost (EUR)', 'Actual labor cost (EUR)', 'Fixed cost (EUR)', 'Total estimated cost (EUR)', 'Total actual cost (EUR)', 'Variance (EUR)']);
+    const total = rest.pop() as string[];
+    // Depth first, with levels and parents; the formula-like name is defused, the quoted one kept.
+    expect(rest.map((r) => r.slice(0, 4))).toEqual([
+      ['Launch, "phase 1"', ids.launch, '0', ''],
+      ["'=SUM(A1)", ids.formula, '1', 'Launch, "phase 1"'],
+      ['Docs', ids.docs, '2', "'=SUM(A1)"],
+      ['Ops', ids.ops, '0', ''],
+    ]);
+    const api = await listRows();
+    for (const row of rest) {
+      const expected = api.rows.get(row[1] as string) as Record<string, number>;
+      expect(row.slice(8).map(Number)).toEqual(FIGURES.map((f) => expected[f]));
+    }
+    expect(total[0]).toBe('Total');
+    expect(total.slice(8).map(Number)).toEqual(FIGURES.map((f) => api.totals[f]));
+    // By hand: Launch 10 h x 80.25 = 802.50; =SUM 4 h x 80.25 = 321.00; Docs 2 h = 160.50 -> 1284 + fixed 100.
+    expect(Number(rest[0]?.[10])).toBe(1284);
+  });
+
+  it('applies billable_filter and parent_task_id like the list', async () => {
+    const res = await h.api.get(`/api/project-finance/project/${projectId}/export?format=csv&billable_filter=billable&parent_task_id=${ids.launch}`).expect(200);
+    const [, ...rest] = parseCsv(res.text);
+    const total = rest.pop() as string[];
+    expect(rest.map((r) => [r[1], r[2]])).toEqual([
+      [ids.formula, '0'],
+      [ids.docs, '1'],
+    ]);
+    const child = (await h.api.get(`/api/project-finance/project/${projectId}/tasks?billable_filter=billable&parent_task_id=${ids.launch}`).expect(200)).body.body;
+    expect(total.slice(8).map(Number)).toEqual(FIGURES.map((f) => child.totals[f]));
+    expect(rest[0]?.slice(8).map(Number)).toEqual(FIGURES.map((f) => child.tasks[0][f]));
+  });
+
+  it('writes XLSX with numeric money cells in the currency format, indented subtasks and the totals', async () => {
+    const res = await h.api
+      .get(`/api/project-finance/project/${projectId}/export?format=xlsx`)
+      .buffer(true)
+      .parse((response, callback) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => callback(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
+    expect(res.headers['content-type']).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
+    expect(res.headers['content-disposition']).toMatch(/filename="Export-quoted-\d+-finance-\d{4}-\d{2}-\d{2}\.xlsx"$/);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(res.body as unknown as ExcelJS.Buffer);
+    const sheet = workbook.getWorksheet('Finance') as ExcelJS.Worksheet;
+    expect(sheet.rowCount).toBe(6);
+    expect(sheet.getRow(1).getCell(11).value).toBe('Estimated labor cost');
+    const api = await listRows();
+    for (let r = 2; r <= 5; r++) {
+      const row = sheet.getRow(r);
+      const expected = api.rows.get(row.getCell(2).value as string) as Record<string, number>;
+      FIGURES.forEach((f, i) => {
+        const cell = row.getCell(9 + i);
+        expect(typeof cell.value).toBe('number');
+        expect(cell.value).toBe(expected[f]);
+      });
+      expect(row.getCell(11).numFmt).toContain('"EUR"');
+      expect(row.getCell(9).numFmt).toBe('#,##0.00');
+      expect(row.getCell(1).alignment?.indent ?? 0).toBe(Number(row.getCell(3).value));
+    }
+    expect(sheet.getRow(3).getCell(1).value).toBe('=SUM(A1)');
+    expect(sheet.getRow(3).getCell(1).formula).toBeUndefined();
+    const total = sheet.getRow(6);
+    expect(total.getCell(1).value).toBe('Total');
+    FIGURES.forEach((f, i) => expect(total.getCell(9 + i).value).toBe(api.totals[f]));
+  });
+
+  it('answers 400 for an unknown format or parameter and 404 for an unknown project', async () => {
+    await h.api.get(`/api/project-finance/project/${projectId}/export?format=pdf`).expect(400);
+    await h.api.get(`/api/project-finance/project/${projectId}/export?group_by=status`).expect(400);
+    await h.api.get('/api/project-finance/project/3f1c1b8e-1111-4222-8333-944455556666/export').expect(404);
+  });
+});
