@@ -61,6 +61,78 @@ const ERROR_TEXT: Record<number, string> = {
 };
 
 const read = [400, 401, 403, 404];
+
+const EXAMPLE_ID = '3f1c1b8e-1111-4222-8333-944455556666';
+const summaryExample = {
+  id: EXAMPLE_ID,
+  name: 'Checkout',
+  project_id: '9a0b7c1d-2222-4333-8444-555566667777',
+  billable: true,
+  currency: 'USD',
+  estimated_hours: 10,
+  logged_hours: 2.11,
+  estimated_labor_cost: 835.17,
+  actual_labor_cost: 156.06,
+  fixed_cost: 99.99,
+  total_estimated_cost: 935.16,
+  total_actual_cost: 256.05,
+};
+const member = (id: string, name: string, rate: number, est: number, logged: number, estCost: number, actCost: number) => ({
+  team_member_id: id,
+  name,
+  avatar_url: null,
+  hourly_rate: rate,
+  estimated_hours: est,
+  logged_hours: logged,
+  estimated_cost: estCost,
+  actual_cost: actCost,
+});
+const ann = member('a0000000-0000-4000-8000-000000000001', 'Ann', 100, 3.34, 1, 334, 100);
+const ben = member('b0000000-0000-4000-8000-000000000002', 'Ben', 100, 3.33, 0, 333, 0);
+const cy = member('c0000000-0000-4000-8000-000000000003', 'Cy', 50.5, 3.33, 1.11, 168.17, 56.06);
+/** Worked examples: 10 h over three assignees (3.34, 3.33, 3.33), Dev at 100/h, QA at 50.50/h. */
+const RESPONSE_EXAMPLES: Record<string, unknown> = {
+  'get /api/project-finance/task/{id}/breakdown': {
+    task: summaryExample,
+    grouped_members: [
+      { jobRole: 'Dev', estimated_hours: 6.67, logged_hours: 1, estimated_cost: 667, actual_cost: 100, members: [ann, ben] },
+      { jobRole: 'QA', estimated_hours: 3.33, logged_hours: 1.11, estimated_cost: 168.17, actual_cost: 56.06, members: [cy] },
+    ],
+    members: [
+      { ...ann, job_title_name: 'Dev' },
+      { ...ben, job_title_name: 'Dev' },
+      { ...cy, job_title_name: 'QA' },
+    ],
+  },
+  'get /api/project-finance/project/{project_id}/tasks': {
+    project: { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000 },
+    tasks: [
+      {
+        ...summaryExample,
+        parent_task_id: null,
+        sub_tasks_count: 0,
+        variance: 679.11,
+        status: 'doing',
+        priority: 'high',
+        phase: 'Build',
+        assignees: [ann, ben, cy].map((m, i) => ({ team_member_id: m.team_member_id, name: m.name, avatar_url: null, job_title_name: i < 2 ? 'Dev' : 'QA', hourly_rate: m.hourly_rate })),
+      },
+    ],
+    totals: { estimated_hours: 10, logged_hours: 2.11, estimated_labor_cost: 835.17, actual_labor_cost: 156.06, fixed_cost: 99.99, total_estimated_cost: 935.16, total_actual_cost: 256.05, variance: 679.11 },
+  },
+  'put /api/project-finance/task/{task_id}/fixed-cost': summaryExample,
+  'get /api/job-roles': [{ id: EXAMPLE_ID, name: 'Engineer', created_at: '2026-11-20T09:30:00.000Z' }],
+  'get /api/team-members': [
+    { id: ann.team_member_id, name: 'Ann', email: 'ann@example.com', avatar_url: null, created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
+  ],
+  'get /api/projects': [
+    { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
+  ],
+  'get /api/tokens': [{ id: EXAMPLE_ID, name: 'ci', role: 'viewer', created_at: '2026-11-20T09:30:00.000Z', revoked_at: null }],
+  'get /api/project-finance/task/{task_id}/fixed-cost/history': [
+    { id: 'd0000000-0000-4000-8000-000000000004', old_value: 0, new_value: 99.99, finance_version: 2, changed_by: 'ci', changed_by_token_id: 'e0000000-0000-4000-8000-000000000005', changed_at: '2026-11-20T09:30:00.000Z' },
+  ],
+};
 const write = [400, 401, 403, 404, 413, 415];
 
 const OPERATIONS: Operation[] = [
@@ -113,6 +185,7 @@ function parameters(op: Operation) {
     required: true,
     description: 'UUID (anything else is a 400)',
     schema: { type: 'string', format: 'uuid' },
+    example: EXAMPLE_ID,
   }));
   const query = op.query
     ? Object.entries((jsonSchema(op.query, 'input').properties ?? {}) as Record<string, object>).map(([name, schema]) => ({
@@ -132,7 +205,12 @@ function operationObject(op: Operation) {
   const ok = {
     description: 'Success',
     ...(op.etag ? { headers: { ETag: { description: 'The task\'s finance version, e.g. "3"', schema: { type: 'string' } } } } : {}),
-    content: { 'application/json': { schema: jsonSchema(success(op.ok.schema), 'output') } },
+    content: {
+      'application/json': {
+        schema: jsonSchema(success(op.ok.schema), 'output'),
+        ...(RESPONSE_EXAMPLES[`${op.method} ${op.path}`] ? { example: { success: true, body: RESPONSE_EXAMPLES[`${op.method} ${op.path}`] } } : {}),
+      },
+    },
   };
   const responses: Record<string, unknown> = { [op.ok.status]: ok };
   if (op.ok.alsoStatus) responses[op.ok.alsoStatus] = ok;

@@ -1,5 +1,12 @@
 import request from 'supertest';
 import { Harness, startHarness } from '../../support/harness';
+import { checkResponseAgainstDocument } from '../../support/openapi-responses';
+
+type OperationDoc = {
+  parameters?: { example?: unknown }[];
+  requestBody?: { content?: Record<string, { example?: unknown }> };
+  responses?: Record<string, { content?: Record<string, { example?: unknown }> }>;
+};
 
 let h: Harness;
 beforeAll(async () => {
@@ -41,6 +48,28 @@ describe('OpenAPI document', () => {
     // The fixed-cost body is the validating schema itself: a number, at most 1e9, no other fields.
     const body = doc.paths['/api/project-finance/task/{task_id}/fixed-cost'].put.requestBody.content['application/json'].schema;
     expect(body).toMatchObject({ type: 'object', required: ['fixed_cost'], additionalProperties: false, properties: { fixed_cost: { type: 'number', minimum: 0, maximum: 1000000000 } } });
+  });
+
+  it('has examples that match their own schemas, and one per operation', async () => {
+    const doc = (await request(h.app).get('/openapi.json').expect(200)).body;
+    let responseExamples = 0;
+    for (const [path, operations] of Object.entries(doc.paths as Record<string, Record<string, OperationDoc>>)) {
+      for (const [method, op] of Object.entries(operations)) {
+        const hasExample =
+          op.parameters?.some((p) => p.example !== undefined) ||
+          op.requestBody?.content?.['application/json']?.example !== undefined ||
+          Object.values(op.responses ?? {}).some((r) => Object.values(r.content ?? {}).some((c) => c.example !== undefined));
+        if (!path.startsWith('/api/')) continue;
+        expect({ operation: `${method} ${path}`, hasExample }).toEqual({ operation: `${method} ${path}`, hasExample: true });
+        for (const [status, response] of Object.entries(op.responses ?? {})) {
+          const example = response.content?.['application/json']?.example;
+          if (example === undefined) continue;
+          responseExamples++;
+          checkResponseAgainstDocument(method.toUpperCase(), path.replace(/\{\w+\}/g, '3f1c1b8e-1111-4222-8333-944455556666'), Number(status), 'application/json', example);
+        }
+      }
+    }
+    expect(responseExamples).toBeGreaterThanOrEqual(4);
   });
 
   it('serves the interactive reference at /docs', async () => {
