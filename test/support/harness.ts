@@ -10,7 +10,15 @@ import { createTeamWithAdmin } from '../../src/teams/teams.service';
 import { backendFromEnv, scratchDir } from './backend';
 import { checkResponseAgainstDocument } from './openapi-responses';
 
-/** Requests through the real Express app, with a bearer token (or none). */
+/** Checks a request's response against the OpenAPI document (status listed, body matching). */
+export function documented(test: request.Test): request.Test {
+  return test.expect((res) => {
+    const { req } = res as unknown as { req: { method: string; path: string } };
+    checkResponseAgainstDocument(req.method, req.path, res.status, res.headers['content-type'], res.body);
+  });
+}
+
+/** Requests through the real Express app, with a bearer token (or none); every response is checked. */
 export class Api {
   constructor(
     readonly app: Express,
@@ -23,10 +31,7 @@ export class Api {
 
   /** Adds the token, and checks the response against the OpenAPI document. */
   private authorised(test: request.Test): request.Test {
-    const checked = test.expect((res) => {
-      const { req } = res as unknown as { req: { method: string; path: string } };
-      checkResponseAgainstDocument(req.method, req.path, res.status, res.headers['content-type'], res.body);
-    });
+    const checked = documented(test);
     return this.token ? checked.set('Authorization', `Bearer ${this.token}`) : checked;
   }
 

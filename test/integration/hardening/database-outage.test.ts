@@ -1,10 +1,10 @@
 import net from 'node:net';
-import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
 import { backendFromEnv } from '../../support/backend';
+import { Api } from '../../support/harness';
 
 /*
  * PostgreSQL becomes unreachable and comes back: requests answer 503 meanwhile (never hang, never 500)
@@ -62,15 +62,16 @@ describeOnServer('database outage (PostgreSQL)', () => {
   });
 
   it('answers 503 while the database is unreachable and recovers when it is back', async () => {
-    const get = () => request(app).get('/api/job-roles').set('Authorization', `Bearer ${token}`);
+    const api = new Api(app, token);
+    const get = () => api.get('/api/job-roles');
     await get().expect(200);
-    await request(app).get('/readyz').expect(200);
+    await api.as(undefined).get('/readyz').expect(200);
 
     await proxy.stop();
     const down = await get();
     expect(down.status).toBe(503);
     expect(down.body).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String) } });
-    await request(app).get('/readyz').expect(503);
+    await api.as(undefined).get('/readyz').expect(503);
 
     await proxy.start();
     let status = 0;
@@ -79,6 +80,6 @@ describeOnServer('database outage (PostgreSQL)', () => {
       if (status !== 200) await new Promise((r) => setTimeout(r, 100));
     }
     expect(status).toBe(200);
-    await request(app).get('/readyz').expect(200);
+    await api.as(undefined).get('/readyz').expect(200);
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import request from 'supertest';
-import { Harness, startHarness } from '../../support/harness';
+import { Harness, documented, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime } from '../../support/fixtures';
 
 /*
@@ -108,7 +108,7 @@ it('answers every generated malformed request with a 4xx envelope and changes no
       // Bodies are always bad, and GETs change nothing; a DELETE has no body, so it always gets a bad id.
       const malformed = mode === 'malformed' || method === 'delete';
       const path = template.replace(/\{(\w+)\}/g, (_m, name: keyof typeof ids) => (malformed ? bad : ids[name]));
-      let req = request(h.app)[method](path).set('Authorization', `Bearer ${h.api.token}`).query(query);
+      let req = documented(request(h.app)[method](path).set('Authorization', `Bearer ${h.api.token}`).query(query));
       if (method !== 'get' && method !== 'delete') {
         // Objects always carry an unknown field: wrongly typed fields alone may happen to be valid.
         if (body.kind === 'unknown field') req = req.send({ ...body.value, 'x-unknown-field': body.extra });

@@ -1,4 +1,3 @@
-import request from 'supertest';
 import { Harness, startHarness } from '../../support/harness';
 
 let h: Harness;
@@ -9,8 +8,8 @@ afterAll(() => h.close());
 
 describe('HTTP conventions', () => {
   it('answers health and readiness without a token', async () => {
-    expect((await request(h.app).get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
-    expect((await request(h.app).get('/readyz').expect(200)).body).toEqual({ status: 'ready' });
+    expect((await h.api.as(undefined).get('/healthz').expect(200)).body).toEqual({ status: 'ok' });
+    expect((await h.api.as(undefined).get('/readyz').expect(200)).body).toEqual({ status: 'ready' });
   });
 
   it('refuses malformed JSON (400), bodies over 100 KiB (413) and bodies that are not JSON (415)', async () => {
@@ -30,13 +29,13 @@ describe('HTTP conventions', () => {
   it('answers unknown routes with the error envelope', async () => {
     const res = await h.api.get('/api/nothing-here').expect(404);
     expect(res.body).toEqual({ success: false, error: { code: 'ROUTE_NOT_FOUND', message: 'No route for GET /api/nothing-here' } });
-    await request(h.app).get('/nothing').expect(404);
+    await h.api.as(undefined).get('/nothing').expect(404);
   });
 
   it('echoes or assigns a request id and sets security headers', async () => {
-    const echoed = await request(h.app).get('/healthz').set('X-Request-Id', 'abc-123').expect(200);
+    const echoed = await h.api.as(undefined).get('/healthz').set('X-Request-Id', 'abc-123').expect(200);
     expect(echoed.headers['x-request-id']).toBe('abc-123');
-    const assigned = await request(h.app).get('/healthz').expect(200);
+    const assigned = await h.api.as(undefined).get('/healthz').expect(200);
     expect(assigned.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(assigned.headers['x-content-type-options']).toBe('nosniff');
     expect(assigned.headers['x-powered-by']).toBeUndefined();
