@@ -115,6 +115,18 @@ describe('PUT /api/project-finance/task/:task_id/fixed-cost', () => {
     expect(history).toEqual([expect.objectContaining({ old_value: 0, new_value: winner, finance_version: 2 })]);
   });
 
+  it('loses nothing under parallel unconditional updates: one version and one history entry each', async () => {
+    const task = await createTask(h.api, projectId);
+    const results = await Promise.all(Array.from({ length: 10 }, (_, i) => put(task.id, { fixed_cost: 100 + i })));
+    expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
+    const history = (await h.api.get(`/api/project-finance/task/${task.id}/fixed-cost/history`).expect(200)).body.body as { old_value: number; new_value: number; finance_version: number }[];
+    expect(history.map((e) => e.finance_version)).toEqual([11, 10, 9, 8, 7, 6, 5, 4, 3, 2]);
+    expect(history.map((e) => e.new_value).sort()).toEqual(Array.from({ length: 10 }, (_, i) => 100 + i).sort());
+    // Each change starts from the previous one's value: a chain with no gap.
+    for (let i = 0; i < history.length - 1; i++) expect(history[i]?.old_value).toBe(history[i + 1]?.new_value);
+    expect(await stored(task.id)).toMatchObject({ fixed_cost: history[0]?.new_value, finance_version: 11 });
+  });
+
   it('records every change, from PUT and from PATCH, newest first, with who made it', async () => {
     const task = await createTask(h.api, projectId, { fixed_cost: 5 });
     await put(task.id, { fixed_cost: 7.5 }).expect(200);
