@@ -50,17 +50,20 @@ function textColumns(tree: ExportTree, entry: ExportTree['rows'][number]): (stri
   return [row.name, row.id, entry.depth, (row.parent_task_id && names.get(row.parent_task_id)) ?? '', row.status ?? '', row.priority ?? '', row.phase ?? '', row.billable ? 'yes' : 'no'];
 }
 
+/** A text cell starting like a formula gets a leading quote, so a spreadsheet shows it instead of running it. */
+function defused(value: string | number): string {
+  return typeof value === 'string' && /^[=+\-@\t\r]/.test(value) ? `'${value}` : String(value);
+}
+
 /** RFC 4180: fields with a comma, quote or line break are quoted, quotes doubled; lines end in CRLF. */
-function csvField(value: string | number): string {
-  let text = String(value);
-  // A text cell starting like a formula is prefixed, so a spreadsheet shows it instead of running it.
-  if (typeof value === 'string' && /^[=+\-@\t\r]/.test(text)) text = `'${text}`;
+function csvField(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
 export function toCsv(tree: ExportTree): ExportFile {
   const lines = [[...TEXT_HEADERS, ...FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`)]];
-  for (const entry of tree.rows) lines.push([...textColumns(tree, entry), ...FIGURES.map((f) => entry.row[f.key].toFixed())].map(String));
+  // Figures are written as exact decimals; only text cells are defused (a negative variance stays a number).
+  for (const entry of tree.rows) lines.push([...textColumns(tree, entry).map(defused), ...FIGURES.map((f) => entry.row[f.key].toFixed())]);
   lines.push(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => tree.totals[f.key].toFixed())]);
   const body = lines.map((fields) => fields.map(csvField).join(',')).join('\r\n') + '\r\n';
   return { contentType: 'text/csv; charset=utf-8; header=present', fileName: fileName(tree.project.name, 'csv'), body: Buffer.from(body, 'utf8') };

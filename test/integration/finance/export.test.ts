@@ -10,7 +10,7 @@ let ids: Record<string, string>;
  *   Launch, "phase 1" (billable, 10 h, Ann; fixed 100)
  *     └ =SUM(A1) (non-billable, 4 h, Ben; Ben logged 1 h)
  *         └ Docs (billable, 2 h, Ann; Zed logged 0.5 h)
- *   Ops (non-billable, 6 h, fixed 20.5)
+ *   Ops (non-billable, 6 h, no assignees, fixed 20.5; Ben logged 2 h)
  */
 beforeAll(async () => {
   h = await startHarness();
@@ -29,6 +29,7 @@ beforeAll(async () => {
   const ops = await createTask(h.api, projectId, { name: 'Ops', billable: false, estimated_hours: 6, fixed_cost: 20.5 });
   await logTime(h.api, formula.id, ben, { hours: 1 });
   await logTime(h.api, docs.id, zed, { seconds: 1800 });
+  await logTime(h.api, ops.id, ben, { hours: 2 }); // 2 h x 80.25 = 160.50 over a 0 estimate: variance -160.50
   ids = { launch: launch.id, formula: formula.id, docs: docs.id, ops: ops.id };
 });
 afterAll(() => h.close());
@@ -105,6 +106,8 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
     expect(total.slice(8).map(Number)).toEqual(FIGURES.map((f) => api.totals[f]));
     // By hand: Launch 10 h x 80.25 = 802.50; =SUM 4 h x 80.25 = 321.00; Docs 2 h = 160.50 -> 1284 + fixed 100.
     expect(Number(rest[0]?.[10])).toBe(1284);
+    // A negative variance is a number, not defused text.
+    expect(rest[3]?.[15]).toBe('-160.5');
   });
 
   it('applies billable_filter and parent_task_id like the list', async () => {
