@@ -50,6 +50,11 @@ export function hoursFromSeconds(seconds: number): Decimal {
   return roundHours(new Decimal(seconds).div(3600));
 }
 
+/** Whole seconds in `hours` (a JSON number), half away from zero: 0.14125 h is 508.5 s, so 509. */
+export function secondsFromHours(hours: number): number {
+  return new Decimal(hours).times(3600).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toNumber();
+}
+
 /** Parses a numeric column or a validated input; never goes through binary floating point for text. */
 export function toDecimal(value: string | number | Decimal): Decimal {
   return new Decimal(value);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { secondsFromHours } from '../finance/money';
 import { decimalNumber, isoTimestamp, note, uuid } from '../http/validate';
 import { exactDecimal, id, timestamp } from '../openapi/common';
 
@@ -10,7 +11,7 @@ export const createTimeLogBody = z
     team_member_id: uuid(),
     hours: decimalNumber({ min: 0, max: MAX_LOG_HOURS })
       .refine((value) => value > 0, 'must be greater than 0')
-      .refine((value) => Math.round(value * 3600) >= 1, 'must be at least one second')
+      .refine((value) => secondsFromHours(value) >= 1, 'must be at least one second')
       .optional(),
     seconds: z
       .number({ error: 'must be a JSON number' })

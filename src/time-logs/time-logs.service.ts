@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { fieldError, notFound } from '../http/errors';
-import { hoursFromSeconds } from '../finance/money';
+import { hoursFromSeconds, secondsFromHours } from '../finance/money';
 import { refreshTaskLabor } from '../finance/labor';
 import { getProject } from '../projects/projects.service';
 import { findTask } from '../tasks/tasks.repository';
@@ -14,7 +14,7 @@ function presentTimeLog(row: repo.TimeLogRow) {
 }
 
 /** Hours are stored as whole seconds, rounded to the nearest second. */
-const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? Math.round((body.hours ?? 0) * 3600);
+const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? secondsFromHours(body.hours ?? 0);
 
 export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
   return db.transaction(async (trx) => {

@@ -6,6 +6,7 @@ import {
   minorUnit,
   roundHours,
   roundMoney,
+  secondsFromHours,
   splitHours,
 } from '../../src/finance/money';
 
@@ -69,6 +70,13 @@ describe('hours', () => {
     expect(hoursFromSeconds(18).toFixed()).toBe('0.01'); // exactly 0.005
     expect(hoursFromSeconds(17).toFixed()).toBe('0'); // 0.004722...
     expect(hoursFromSeconds(4000).toFixed()).toBe('1.11');
+  });
+  it('converts hours to whole seconds exactly, where floating point misrounds halves', () => {
+    expect(Math.round(0.14125 * 3600)).toBe(508); // 508.49999999999994 in binary floating point
+    expect(secondsFromHours(0.14125)).toBe(509); // exactly 508.5 s
+    expect(secondsFromHours(0.25375)).toBe(914);
+    expect(secondsFromHours(1.25)).toBe(4500);
+    expect(secondsFromHours(0.0001)).toBe(0); // 0.36 s
   });
   it('rounds hours half away from zero', () => {
     expect(roundHours(d('2.345')).toFixed()).toBe('2.35');

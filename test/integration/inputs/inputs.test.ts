@@ -189,9 +189,11 @@ describe('time logs', () => {
     const url = `/api/tasks/${task.id}/time-logs`;
     const byHours = await h.api.post(url, { team_member_id: member.id, hours: 1.25, logged_at: '2026-11-20T09:30:00+01:00', note: 'line one\nline two' }).expect(201);
     expect(byHours.body.body).toMatchObject({ task_id: task.id, team_member_id: member.id, seconds: 4500, hours: 1.25, logged_at: '2026-11-20T08:30:00.000Z', note: 'line one\nline two' });
+    // 0.14125 h is exactly 508.5 s: half up to 509 (binary floating point would give 508).
+    expect((await h.api.post(url, { team_member_id: member.id, hours: 0.14125 }).expect(201)).body.body.seconds).toBe(509);
     const bySeconds = await h.api.post(url, { team_member_id: member.id, seconds: 90 }).expect(201);
     expect(bySeconds.body.body).toMatchObject({ seconds: 90, hours: 0.03 });
-    expect((await h.api.get(url).expect(200)).body.body).toHaveLength(2);
+    expect((await h.api.get(url).expect(200)).body.body).toHaveLength(3);
     await expectInvalid(h.api.post(url, { team_member_id: member.id }), 'hours');
     await expectInvalid(h.api.post(url, { team_member_id: member.id, hours: 1, seconds: 3600 }), 'hours');
     await expectInvalid(h.api.post(url, { team_member_id: member.id, hours: 0 }), 'hours');
@@ -205,6 +207,6 @@ describe('time logs', () => {
     await h.api.delete(`/api/time-logs/${bySeconds.body.body.id}`).expect(200);
     expect((await h.api.delete(`/api/time-logs/${bySeconds.body.body.id}`).expect(404)).body.error.code).toBe('TIME_LOG_NOT_FOUND');
     await h.api.delete('/api/time-logs/abc').expect(400);
-    expect((await h.api.get(url).expect(200)).body.body).toHaveLength(1);
+    expect((await h.api.get(url).expect(200)).body.body).toHaveLength(2);
   });
 });
