@@ -44,10 +44,19 @@ function fileName(projectName: string, extension: string): string {
   return `${slug}-finance-${new Date().toISOString().slice(0, 10)}.${extension}`;
 }
 
-function textColumns(tree: ExportTree, entry: ExportTree['rows'][number]): (string | number)[] {
+/** The text columns of every row, in order (parents' names looked up once for the whole tree). */
+function textColumns(tree: ExportTree): (string | number)[][] {
   const names = new Map(tree.rows.map(({ row }) => [row.id, row.name]));
-  const { row } = entry;
-  return [row.name, row.id, entry.depth, (row.parent_task_id && names.get(row.parent_task_id)) ?? '', row.status ?? '', row.priority ?? '', row.phase ?? '', row.billable ? 'yes' : 'no'];
+  return tree.rows.map(({ depth, row }) => [
+    row.name,
+    row.id,
+    depth,
+    (row.parent_task_id && names.get(row.parent_task_id)) ?? '',
+    row.status ?? '',
+    row.priority ?? '',
+    row.phase ?? '',
+    row.billable ? 'yes' : 'no',
+  ]);
 }
 
 /** A text cell starting like a formula gets a leading quote, so a spreadsheet shows it instead of running it. */
@@ -63,7 +72,8 @@ function csvField(text: string): string {
 export function toCsv(tree: ExportTree): ExportFile {
   const lines = [[...TEXT_HEADERS, ...FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`)]];
   // Figures are written as exact decimals; only text cells are defused (a negative variance stays a number).
-  for (const entry of tree.rows) lines.push([...textColumns(tree, entry).map(defused), ...FIGURES.map((f) => entry.row[f.key].toFixed())]);
+  const texts = textColumns(tree);
+  tree.rows.forEach((entry, i) => lines.push([...(texts[i] ?? []).map(defused), ...FIGURES.map((f) => entry.row[f.key].toFixed())]));
   lines.push(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => tree.totals[f.key].toFixed())]);
   const body = lines.map((fields) => fields.map(csvField).join(',')).join('\r\n') + '\r\n';
   return { contentType: 'text/csv; charset=utf-8; header=present', fileName: fileName(tree.project.name, 'csv'), body: Buffer.from(body, 'utf8') };
@@ -73,17 +83,19 @@ export async function toXlsx(tree: ExportTree): Promise<ExportFile> {
   const workbook = new ExcelJS.Workbook();
   const sheet = workbook.addWorksheet('Finance', { views: [{ state: 'frozen', ySplit: 1 }] });
   const decimals = minorUnit(tree.project.currency);
-  const moneyFormat = `#,##0${decimals ? `.${'0'.repeat(decimals)}` : ''} "${tree.project.currency}";-#,##0${decimals ? `.${'0'.repeat(decimals)}` : ''} "${tree.project.currency}"`;
+  const amount = `#,##0${decimals ? `.${'0'.repeat(decimals)}` : ''} "${tree.project.currency}"`;
+  const moneyFormat = `${amount};-${amount}`;
   sheet.columns = [
     ...TEXT_HEADERS.map((header) => ({ header, width: header === 'Task' ? 40 : header === 'Task id' ? 38 : 14 })),
     ...FIGURES.map((f) => ({ header: f.header, width: 20, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
   ];
   sheet.getRow(1).font = { bold: true };
   const number = (value: Decimal) => Number(value.toFixed());
-  for (const entry of tree.rows) {
-    const row = sheet.addRow([...textColumns(tree, entry), ...FIGURES.map((f) => number(entry.row[f.key]))]);
+  const texts = textColumns(tree);
+  tree.rows.forEach((entry, i) => {
+    const row = sheet.addRow([...(texts[i] ?? []), ...FIGURES.map((f) => number(entry.row[f.key]))]);
     row.getCell(1).alignment = { indent: Math.min(entry.depth, 15) };
-  }
+  });
   const total = sheet.addRow(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => number(tree.totals[f.key]))]);
   total.font = { bold: true };
   const body = Buffer.from(await workbook.xlsx.writeBuffer());
