@@ -2,7 +2,7 @@ import type { Server } from 'node:http';
 import { createApp } from './app';
 import { bootstrapAccess } from './bootstrap';
 import { loadConfig } from './config';
-import { createDb, DatabaseTarget, describeTarget } from './db/knex';
+import { configuredTarget, createDb, describeTarget } from './db/knex';
 import { migrateToLatest } from './db/migrate';
 import { createLogger } from './logger';
 import { printWelcome } from './welcome';
@@ -11,9 +11,7 @@ import { findDemoIds, seedDemoIfEmpty } from '../seeds/demo';
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
-  const target: DatabaseTarget = config.databaseUrl
-    ? { kind: 'postgres', url: config.databaseUrl }
-    : { kind: 'pglite', dataDir: config.dataDir };
+  const target = configuredTarget(config);
   const db = createDb(target, logger);
 
   const applied = await migrateToLatest(db);

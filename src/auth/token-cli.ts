@@ -1,5 +1,5 @@
 import { loadConfig } from '../config';
-import { createDb, DatabaseTarget } from '../db/knex';
+import { configuredTarget, createDb } from '../db/knex';
 import { migrateToLatest } from '../db/migrate';
 import { DEFAULT_TEAM_ID, ensureDefaultTeam } from '../teams/teams.service';
 import { ROLES, Role } from './roles';
@@ -25,8 +25,7 @@ async function main(args: string[]): Promise<number> {
   }
   const teamId = option(rest, 'team') ?? DEFAULT_TEAM_ID;
   const config = loadConfig();
-  const target: DatabaseTarget = config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir };
-  const db = createDb(target);
+  const db = createDb(configuredTarget(config));
   try {
     await migrateToLatest(db);
     await ensureDefaultTeam(db);

@@ -22,6 +22,11 @@ export type DatabaseTarget =
   | { kind: 'postgres'; url: string; poolMax?: number }
   | { kind: 'pglite'; dataDir: string | undefined };
 
+/** The configured database: a PostgreSQL server when DATABASE_URL is set, else PGlite in DATA_DIR. */
+export function configuredTarget(config: { databaseUrl: string | undefined; dataDir: string }): DatabaseTarget {
+  return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir };
+}
+
 export function describeTarget(target: DatabaseTarget): string {
   if (target.kind === 'pglite') return `embedded PGlite (${target.dataDir ?? 'in memory'})`;
   const url = new URL(target.url);

@@ -1,13 +1,11 @@
 import { loadConfig } from '../config';
-import { createDb, describeTarget, DatabaseTarget } from './knex';
+import { configuredTarget, createDb, describeTarget } from './knex';
 import { migrateToLatest } from './migrate';
 
 /** `npm run migrate`: applies pending migrations to the configured database, then exits. */
 async function main() {
   const config = loadConfig();
-  const target: DatabaseTarget = config.databaseUrl
-    ? { kind: 'postgres', url: config.databaseUrl }
-    : { kind: 'pglite', dataDir: config.dataDir };
+  const target = configuredTarget(config);
   const db = createDb(target);
   try {
     const applied = await migrateToLatest(db);
