@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../db/prepared';
+import { RATES_IN_FORCE } from '../projects/projects.repository';
 
 /*
  * The finance queries. Each takes a scope (one task, a task and its descendants, or a whole project)
@@ -14,6 +15,7 @@ export type Scope =
   | { kind: 'project'; projectId: string };
 
 type Bindings = Record<string, string>;
+
 
 /** A `scope (id)` CTE listing the non-archived task ids in scope. */
 function scopeCte(teamId: string, scope: Scope): { sql: string; bindings: Bindings } {
@@ -103,11 +105,7 @@ export async function participantsInScope(db: Knex, teamId: string, scope: Scope
        select x.task_id, x.team_member_id from task_member_time x join scope s on x.team_id = :teamId and x.task_id = s.id
        where x.total_seconds > 0
      ),
-     rate (job_role_id, hourly_rate) as (
-       select distinct on (job_role_id) job_role_id, hourly_rate from project_rate_cards
-       where team_id = :teamId and project_id = :projectId and effective_from <= current_date
-       order by job_role_id, effective_from desc
-     )
+     ${RATES_IN_FORCE}
      select p.task_id, p.team_member_id, m.name, m.avatar_url,
             (a.task_id is not null) as is_assignee,
             coalesce(x.total_seconds, 0) as logged_seconds,
@@ -180,11 +178,7 @@ export type AssigneeRow = {
 
 export async function assigneesInProject(db: Knex, teamId: string, projectId: string): Promise<AssigneeRow[]> {
   const statement = db.raw(
-    `with rate (job_role_id, hourly_rate) as (
-       select distinct on (job_role_id) job_role_id, hourly_rate from project_rate_cards
-       where team_id = :teamId and project_id = :projectId and effective_from <= current_date
-       order by job_role_id, effective_from desc
-     )
+    `with ${RATES_IN_FORCE}
      select a.task_id, a.team_member_id, m.name, m.avatar_url, jr.name as job_role, r.hourly_rate
      from task_assignees a
      join tasks t on t.team_id = :teamId and t.id = a.task_id and t.project_id = :projectId and t.archived_at is null

@@ -75,17 +75,26 @@ export async function hasAmountsFinerThan(db: Knex, teamId: string, projectId: s
 
 export type RateCardEntry = { job_role_id: string; job_role_name: string; hourly_rate: string };
 
+/**
+ * A `rate (job_role_id, hourly_rate)` CTE with each role's rate in force today in the project's card
+ * (the latest row on or before today), for raw queries binding :teamId and :projectId.
+ */
+export const RATES_IN_FORCE = `rate (job_role_id, hourly_rate) as (
+       select distinct on (job_role_id) job_role_id, hourly_rate from project_rate_cards
+       where team_id = :teamId and project_id = :projectId and effective_from <= current_date
+       order by job_role_id, effective_from desc
+     )`;
+
 /** The rates in force today, one per job role. */
 export async function currentRateCard(db: Knex, teamId: string, projectId: string): Promise<RateCardEntry[]> {
-  return db('project_rate_cards as rc')
-    .join('job_roles as jr', function joinRole() {
-      this.on('jr.team_id', 'rc.team_id').andOn('jr.id', 'rc.job_role_id');
-    })
-    .where({ 'rc.team_id': teamId, 'rc.project_id': projectId })
-    .whereRaw('rc.effective_from <= current_date')
-    .distinctOn('rc.job_role_id')
-    .select('rc.job_role_id', 'jr.name as job_role_name', 'rc.hourly_rate')
-    .orderBy([{ column: 'rc.job_role_id' }, { column: 'rc.effective_from', order: 'desc' }]);
+  const result = await db.raw(
+    `with ${RATES_IN_FORCE}
+     select r.job_role_id, jr.name as job_role_name, r.hourly_rate
+     from rate r join job_roles jr on jr.team_id = :teamId and jr.id = r.job_role_id
+     order by r.job_role_id`,
+    { teamId, projectId },
+  );
+  return result.rows;
 }
 
 export async function replaceRateCard(
