@@ -1,3 +1,4 @@
+import { groupBy } from '../group-by';
 import { Decimal, ZERO, hoursFromSeconds, roundMoney, splitHours, sum } from './money';
 
 /*
@@ -174,12 +175,7 @@ export function combineTaskFinances(finances: readonly TaskFinance[]): TaskFinan
 
 /** Role groups ordered by name with "Unassigned" last; each group's figures sum its members'. */
 export function groupByRole(members: readonly MemberFigures[]): RoleGroup[] {
-  const byRole = new Map<string, MemberFigures[]>();
-  for (const member of [...members].sort(compareMembers)) {
-    const group = byRole.get(member.jobRole) ?? [];
-    group.push(member);
-    byRole.set(member.jobRole, group);
-  }
+  const byRole = groupBy([...members].sort(compareMembers), (member) => member.jobRole);
   const rank = (role: string) => (role === UNASSIGNED_ROLE ? 1 : 0);
   return [...byRole.keys()]
     .sort((a, b) => rank(a) - rank(b) || compareText(a, b))

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { groupBy } from '../group-by';
 import type { Actor } from '../auth/roles';
 import { AppError, notFound } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
@@ -163,12 +164,7 @@ async function projectTree(db: Knex, teamId: string, projectId: string, filter: 
     repo.taskFiguresInProject(db, teamId, projectId),
     repo.assigneesInProject(db, teamId, projectId),
   ]);
-  const assigneesByTask = new Map<string, repo.AssigneeRow[]>();
-  for (const row of assignees) {
-    const list = assigneesByTask.get(row.task_id);
-    if (list) list.push(row);
-    else assigneesByTask.set(row.task_id, [row]);
-  }
+  const assigneesByTask = groupBy(assignees, (row) => row.task_id);
   const passes = (t: repo.TaskFiguresRow) =>
     filter.billable_filter === 'all' || t.billable === (filter.billable_filter === 'billable');
 
@@ -287,13 +283,7 @@ type GroupableRow = { id: string; status: string | null; priority: string | null
 const NONE_GROUP = 'None';
 
 function groupRows(rows: readonly GroupableRow[], field: 'status' | 'priority' | 'phase') {
-  const groups = new Map<string, GroupableRow[]>();
-  for (const row of rows) {
-    const name = row[field] ?? NONE_GROUP;
-    const list = groups.get(name);
-    if (list) list.push(row);
-    else groups.set(name, [row]);
-  }
+  const groups = groupBy(rows, (row) => row[field] ?? NONE_GROUP);
   const rank = (name: string) => (name === NONE_GROUP ? 1 : 0);
   return [...groups.entries()]
     .sort(([a], [b]) => rank(a) - rank(b) || compareText(a, b))

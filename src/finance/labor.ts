@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { groupBy } from '../group-by';
 import { MemberInput, TaskFinance, computeTaskFinance } from './calculator';
 import { toDecimal } from './money';
 import * as repo from './finance.repository';
@@ -17,10 +18,10 @@ import * as repo from './finance.repository';
  */
 
 export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<string, MemberInput[]> {
-  const byTask = new Map<string, MemberInput[]>();
-  for (const row of rows) {
-    const list = byTask.get(row.task_id) ?? [];
-    list.push({
+  return groupBy(
+    rows,
+    (row) => row.task_id,
+    (row): MemberInput => ({
       teamMemberId: row.team_member_id,
       name: row.name,
       avatarUrl: row.avatar_url,
@@ -28,10 +29,8 @@ export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<st
       hourlyRate: row.hourly_rate === null ? null : toDecimal(row.hourly_rate),
       isAssignee: row.is_assignee,
       loggedSeconds: Number(row.logged_seconds),
-    });
-    byTask.set(row.task_id, list);
-  }
-  return byTask;
+    }),
+  );
 }
 
 export function financeOf(

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { groupBy } from '../group-by';
 import { prepared } from '../db/prepared';
 
 export type TaskRow = {
@@ -160,11 +161,5 @@ export async function assignedTasksByProject(db: Knex, teamId: string, memberId:
     .whereNull('t.archived_at')
     .select('t.project_id', 'a.task_id')
     .orderBy([{ column: 't.project_id' }, { column: 'a.task_id' }]);
-  const byProject = new Map<string, string[]>();
-  for (const row of rows) {
-    const list = byProject.get(row.project_id);
-    if (list) list.push(row.task_id);
-    else byProject.set(row.project_id, [row.task_id]);
-  }
-  return byProject;
+  return groupBy(rows, (row) => row.project_id, (row) => row.task_id);
 }

@@ -1,0 +1,15 @@
+/**
+ * Groups items by key: groups in order of first appearance, items in their order, each item mapped by
+ * `valueOf` (itself by default).
+ */
+export function groupBy<T, K, V = T>(items: Iterable<T>, keyOf: (item: T) => K, valueOf?: (item: T) => V): Map<K, V[]> {
+  const groups = new Map<K, V[]>();
+  for (const item of items) {
+    const key = keyOf(item);
+    const value = valueOf ? valueOf(item) : (item as unknown as V);
+    const group = groups.get(key);
+    if (group) group.push(value);
+    else groups.set(key, [value]);
+  }
+  return groups;
+}
