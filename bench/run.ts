@@ -4,7 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { DatabaseTarget } from '../src/db/knex';
 import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, projectId, projectSizes, taskId } from './dataset';
-import { log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
+import { commandOption, log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
 
 /*
  * npm run bench -- [--size small|full] [--backend postgres|pglite|both] [--duration 15] [--warmup 3]
@@ -17,10 +17,7 @@ import { log, machine, postgresTarget, prepare, rssOf, startService, waitReady }
  */
 
 const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
-};
+const option = (name: string, fallback: string) => commandOption(args, name, fallback);
 const size = SIZES[option('size', 'small') as Size['name']];
 if (!size) throw new Error('--size must be small or full');
 const backendArg = option('backend', size.name === 'full' ? 'postgres' : 'both');

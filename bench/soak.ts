@@ -1,7 +1,7 @@
 import { execSync } from 'node:child_process';
 import autocannon from 'autocannon';
 import { BENCH_TOKEN, SIZES, idOf, projectId, projectSizes, taskId } from './dataset';
-import { log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
+import { commandOption, log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
 
 /*
  * npm run soak -- [--duration 60] [--connections 50]
@@ -11,10 +11,7 @@ import { log, machine, postgresTarget, prepare, rssOf, startService, waitReady }
  * Reports requests, errors (must be 0) and the service's RSS at start and end.
  */
 const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
-};
+const option = (name: string, fallback: string) => commandOption(args, name, fallback);
 const duration = Number(option('duration', '60'));
 const connections = Number(option('connections', '50'));
 const PORT = 3457;

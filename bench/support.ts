@@ -9,6 +9,12 @@ import { Size, datasetPresent, generate } from './dataset';
 
 export const serverUrl = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
+/** `--name value` from a script's arguments, or the fallback. */
+export function commandOption(args: readonly string[], name: string, fallback: string): string {
+  const at = args.indexOf(`--${name}`);
+  return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
+}
+
 export function log(line: string) {
   process.stdout.write(`${line}\n`);
 }

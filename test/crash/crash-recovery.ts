@@ -5,7 +5,7 @@ import path from 'node:path';
 import { createDb, DatabaseTarget, Db } from '../../src/db/knex';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createTeamWithAdmin } from '../../src/teams/teams.service';
-import { startService, waitReady } from '../../bench/support';
+import { commandOption, startService, waitReady } from '../../bench/support';
 
 /*
  * npm run crash-test [-- --backend postgres|pglite|both] [--rounds 3]
@@ -17,10 +17,7 @@ import { startService, waitReady } from '../../bench/support';
  */
 
 const args = process.argv.slice(2);
-const option = (name: string, fallback: string) => {
-  const at = args.indexOf(`--${name}`);
-  return at >= 0 && args[at + 1] ? (args[at + 1] as string) : fallback;
-};
+const option = (name: string, fallback: string) => commandOption(args, name, fallback);
 const rounds = Number(option('rounds', '3'));
 const serverUrl = process.env.CRASH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PORT = Number(option('port', '3477'));
