@@ -54,6 +54,11 @@ function scopeCte(teamId: string, scope: Scope): { sql: string; bindings: Bindin
   };
 }
 
+/** Scopes of a fixed shape run as named statements; a list of task ids varies the SQL text, so it cannot. */
+function named(statement: Knex.Raw, scope: Scope, name: string): Knex.Raw {
+  return scope.kind === 'tasks' ? statement : prepared(statement, `${name}_${scope.kind}`);
+}
+
 /** Row shape: one task in scope. */
 export type FinanceTaskRow = {
   id: string;
@@ -79,7 +84,7 @@ export async function tasksInScope(db: Knex, teamId: string, scope: Scope): Prom
      order by t.created_at, t.id`,
     cte.bindings,
   );
-  const result = scope.kind === 'tasks' ? await statement : await prepared(statement, `finance_tasks_${scope.kind}`);
+  const result = await named(statement, scope, 'finance_tasks');
   return result.rows;
 }
 
@@ -119,7 +124,7 @@ export async function participantsInScope(db: Knex, teamId: string, scope: Scope
      left join rate r on r.job_role_id = pm.job_role_id`,
     cte.bindings,
   );
-  const result = scope.kind === 'tasks' ? await statement : await prepared(statement, `finance_participants_${scope.kind}`);
+  const result = await named(statement, scope, 'finance_participants');
   return result.rows;
 }
 

@@ -28,7 +28,7 @@ export async function updateTeamMember(db: Knex, teamId: string, id: string, bod
     const before = await getTeamMember(trx, teamId, id);
     // Names order the estimate split, so a rename refreshes the figures of the tasks the member is
     // assigned to, under their projects' locks (taken in id order).
-    const affected = body.name !== undefined && body.name !== before.name ? await assignedTasksByProject(trx, teamId, id) : new Map();
+    const affected = body.name !== undefined && body.name !== before.name ? await assignedTasksByProject(trx, teamId, id) : new Map<string, string[]>();
     const projects = [];
     for (const projectId of affected.keys()) projects.push(await getProject(trx, teamId, projectId, 'update'));
     const member = await repo.updateTeamMember(trx, teamId, id, body).catch(duplicateEmail);
