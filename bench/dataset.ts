@@ -55,6 +55,16 @@ export function projectSizes(size: Size): number[] {
   });
 }
 
+/** A uniformly random ordinary task (any project but the big task's). */
+export function randomTaskId(size: Size): string {
+  const sizes = projectSizes(size);
+  for (;;) {
+    const p = Math.floor(Math.random() * (size.projects - 1));
+    const n = sizes[p] ?? 0;
+    if (n > 0) return taskId(p, Math.floor(Math.random() * n));
+  }
+}
+
 /** Bands of a project's task indexes: top level, then three levels of subtasks. */
 function bands(n: number): [number, number][] {
   const cut = [0, Math.floor(n * 0.4), Math.floor(n * 0.7), Math.floor(n * 0.9), n];

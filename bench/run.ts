@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { DatabaseTarget } from '../src/db/knex';
-import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, projectId, projectSizes, taskId } from './dataset';
+import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, projectId, randomTaskId } from './dataset';
 import { commandOption, log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
 
 /*
@@ -30,14 +30,7 @@ const resultsDir = path.resolve('bench/results');
 type Endpoint = { name: string; method?: 'GET' | 'PUT'; paths: () => string; body?: () => string; auth: boolean };
 
 function endpoints(): Endpoint[] {
-  const sizes = projectSizes(size);
-  const pick = () => {
-    for (;;) {
-      const p = Math.floor(Math.random() * (size.projects - 1));
-      const n = sizes[p] ?? 0;
-      if (n > 0) return taskId(p, Math.floor(Math.random() * n));
-    }
-  };
+  const pick = () => randomTaskId(size);
   return [
     { name: '/healthz', paths: () => '/healthz', auth: false },
     { name: 'breakdown, random task', paths: () => `/api/project-finance/task/${pick()}/breakdown`, auth: true },

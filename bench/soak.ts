@@ -1,6 +1,6 @@
 import { execSync } from 'node:child_process';
 import autocannon from 'autocannon';
-import { BENCH_TOKEN, SIZES, idOf, projectId, projectSizes, taskId } from './dataset';
+import { BENCH_TOKEN, SIZES, idOf, projectId, randomTaskId } from './dataset';
 import { commandOption, log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
 
 /*
@@ -24,14 +24,7 @@ async function main() {
   const child = startService(target, PORT);
   try {
     await waitReady(PORT);
-    const sizes = projectSizes(size);
-    const randomTask = () => {
-      for (;;) {
-        const p = Math.floor(Math.random() * (size.projects - 1));
-        if ((sizes[p] ?? 0) > 0) return { p, id: taskId(p, Math.floor(Math.random() * (sizes[p] ?? 1))) };
-      }
-    };
-    // Any member of the team may log time; members are md5('m' || j) for j < members.
+      // Any member of the team may log time; members are md5('m' || j) for j < members.
     const headers = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
     const start = rssOf(child.pid as number);
     const result = await autocannon({
@@ -39,21 +32,21 @@ async function main() {
       connections,
       duration,
       requests: [
-        { method: 'GET', headers, setupRequest: (req) => ({ ...req, path: `/api/project-finance/task/${randomTask().id}/breakdown` }) },
+        { method: 'GET', headers, setupRequest: (req) => ({ ...req, path: `/api/project-finance/task/${randomTaskId(size)}/breakdown` }) },
         { method: 'GET', headers, path: `/api/project-finance/project/${projectId(1)}/tasks` },
         {
           method: 'POST',
           headers,
           setupRequest: (req) => ({
             ...req,
-            path: `/api/tasks/${randomTask().id}/time-logs`,
+            path: `/api/tasks/${randomTaskId(size)}/time-logs`,
             body: JSON.stringify({ team_member_id: idOf(`m${Math.floor(Math.random() * size.members)}`), seconds: 60 + Math.floor(Math.random() * 3600) }),
           }),
         },
         {
           method: 'PUT',
           headers,
-          setupRequest: (req) => ({ ...req, path: `/api/project-finance/task/${randomTask().id}/fixed-cost`, body: JSON.stringify({ fixed_cost: Math.floor(Math.random() * 100000) / 100 }) }),
+          setupRequest: (req) => ({ ...req, path: `/api/project-finance/task/${randomTaskId(size)}/fixed-cost`, body: JSON.stringify({ fixed_cost: Math.floor(Math.random() * 100000) / 100 }) }),
         },
       ],
     });
