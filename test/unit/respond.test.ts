@@ -1,0 +1,29 @@
+import fc from 'fast-check';
+import { JsonText, toJson } from '../../src/http/respond';
+import { Decimal } from '../../src/finance/money';
+
+describe('toJson', () => {
+  it('writes what JSON.stringify writes for any value without decimals', () => {
+    const value = fc.oneof(
+      fc.jsonValue(),
+      fc.dictionary(fc.string(), fc.oneof(fc.constant(undefined), fc.double(), fc.date({ noInvalidDate: true }), fc.string())),
+      fc.array(fc.oneof(fc.constant(undefined), fc.integer(), fc.constant(() => 1))),
+    );
+    fc.assert(fc.property(value, (v) => expect(toJson(v)).toBe(JSON.stringify(v))));
+  });
+
+  it('writes decimals as exact number literals, never in exponent form', () => {
+    const body = { a: new Decimal('0.1').plus('0.2'), b: new Decimal('123456789012345678901234.5678'), c: new Decimal('-0'), d: [new Decimal('1e-7')] };
+    expect(toJson(body)).toBe('{"a":0.3,"b":123456789012345678901234.5678,"c":0,"d":[0.0000001]}');
+    expect(JSON.parse(toJson(body)).a).toBe(0.3);
+  });
+
+  it('writes JsonText fragments as they are', () => {
+    expect(toJson({ x: new JsonText('12.50'), y: [new JsonText('{"k":[1,2]}')] })).toBe('{"x":12.50,"y":[{"k":[1,2]}]}');
+  });
+
+  it('refuses values JSON cannot carry exactly', () => {
+    expect(() => toJson({ n: new Decimal(Infinity) })).toThrow(TypeError);
+    expect(() => toJson({ n: BigInt(1) })).toThrow(TypeError);
+  });
+});
