@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import * as initialSchema from './20261122_001_initial_schema';
+import * as storedBreakdowns from './20261122_002_stored_breakdowns';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -9,6 +10,7 @@ type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void
  */
 const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261122_001_initial_schema', initialSchema],
+  ['20261122_002_stored_breakdowns', storedBreakdowns],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

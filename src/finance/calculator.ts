@@ -191,7 +191,3 @@ export function groupByRole(members: readonly MemberFigures[]): RoleGroup[] {
       };
     });
 }
-
-export function variance(totals: TaskTotals): Decimal {
-  return totals.totalEstimatedCost.minus(totals.totalActualCost);
-}

@@ -1,5 +1,5 @@
 import ExcelJS from 'exceljs';
-import type { Decimal } from './money';
+import type { ExportRow, FigureTexts } from './finance.service';
 import { minorUnit } from './money';
 
 /*
@@ -8,20 +8,12 @@ import { minorUnit } from './money';
  * the starting level's rows: summing every row of a column would count subtasks twice).
  */
 
-type Figures = {
-  estimated_hours: Decimal;
-  logged_hours: Decimal;
-  estimated_labor_cost: Decimal;
-  actual_labor_cost: Decimal;
-  fixed_cost: Decimal;
-  total_estimated_cost: Decimal;
-  total_actual_cost: Decimal;
-  variance: Decimal;
-};
+type Figures = FigureTexts;
 
+/** Figures are exact decimal text, as the project list writes them. */
 export type ExportTree = {
   project: { id: string; name: string; currency: string };
-  rows: { depth: number; row: Figures & { id: string; name: string; parent_task_id: string | null; billable: boolean; status: string | null; priority: string | null; phase: string | null } }[];
+  rows: { depth: number; row: ExportRow }[];
   totals: Figures;
 };
 
@@ -73,8 +65,8 @@ export function toCsv(tree: ExportTree): ExportFile {
   const lines = [[...TEXT_HEADERS, ...FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`)]];
   // Figures are written as exact decimals; only text cells are defused (a negative variance stays a number).
   const texts = textColumns(tree);
-  tree.rows.forEach((entry, i) => lines.push([...(texts[i] ?? []).map(defused), ...FIGURES.map((f) => entry.row[f.key].toFixed())]));
-  lines.push(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => tree.totals[f.key].toFixed())]);
+  tree.rows.forEach((entry, i) => lines.push([...(texts[i] ?? []).map(defused), ...FIGURES.map((f) => entry.row[f.key])]));
+  lines.push(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => tree.totals[f.key])]);
   const body = lines.map((fields) => fields.map(csvField).join(',')).join('\r\n') + '\r\n';
   return { contentType: 'text/csv; charset=utf-8; header=present', fileName: fileName(tree.project.name, 'csv'), body: Buffer.from(body, 'utf8') };
 }
@@ -90,7 +82,8 @@ export async function toXlsx(tree: ExportTree): Promise<ExportFile> {
     ...FIGURES.map((f) => ({ header: f.header, width: 20, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
   ];
   sheet.getRow(1).font = { bold: true };
-  const number = (value: Decimal) => Number(value.toFixed());
+  // Spreadsheet cells are binary floating point: the nearest double to the exact decimal.
+  const number = (value: string) => Number(value);
   const texts = textColumns(tree);
   tree.rows.forEach((entry, i) => {
     const row = sheet.addRow([...(texts[i] ?? []), ...FIGURES.map((f) => number(entry.row[f.key]))]);

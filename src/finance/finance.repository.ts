@@ -9,7 +9,6 @@ import { RATES_IN_FORCE } from '../projects/projects.repository';
  */
 
 export type Scope =
-  | { kind: 'task'; projectId: string; taskId: string }
   | { kind: 'subtree'; projectId: string; taskId: string }
   | { kind: 'tasks'; projectId: string; taskIds: readonly string[] }
   | { kind: 'project'; projectId: string };
@@ -37,13 +36,6 @@ function scopeCte(teamId: string, scope: Scope): { sql: string; bindings: Bindin
     };
   }
   bindings.taskId = scope.taskId;
-  if (scope.kind === 'task') {
-    return {
-      sql: `scope (id) as (
-        select id from tasks where team_id = :teamId and project_id = :projectId and id = :taskId and archived_at is null)`,
-      bindings,
-    };
-  }
   return {
     sql: `scope (id) as (
         select id from tasks where team_id = :teamId and project_id = :projectId and id = :taskId and archived_at is null
@@ -128,28 +120,123 @@ export async function participantsInScope(db: Knex, teamId: string, scope: Scope
   return result.rows;
 }
 
-/** Row shape: one non-archived task of a project with its own (not rolled-up) labor figures. */
-export type TaskFiguresRow = Omit<FinanceTaskRow, 'created_at'> & {
-  estimated_labor_cost: string;
+/** Row shape: a task's summary figures (exact numeric text) and its stored breakdown parts. */
+export type StoredBreakdownRow = {
+  id: string;
+  name: string;
+  project_id: string;
+  billable: boolean;
+  finance_version: number;
+  currency: string;
+  estimated_hours: string;
   logged_hours: string;
+  estimated_labor_cost: string;
   actual_labor_cost: string;
+  fixed_cost: string;
+  total_estimated_cost: string;
+  total_actual_cost: string;
+  /** Null only until refreshStaleLabor has filled a row (labor.ts). */
+  members_json: string | null;
+  grouped_members_json: string | null;
 };
 
-/** Every non-archived task of a project with its stored labor figures (see labor.ts), in creation order. */
-export async function taskFiguresInProject(db: Knex, teamId: string, projectId: string): Promise<TaskFiguresRow[]> {
+/** A non-archived task's breakdown from its stored labor row: one indexed read, whatever its size. */
+export async function storedBreakdown(db: Knex, teamId: string, taskId: string): Promise<StoredBreakdownRow | undefined> {
   const statement = db.raw(
-    `select t.id, t.name, t.project_id, t.parent_task_id, t.billable, t.estimated_hours, t.fixed_cost,
-            t.status, t.priority, t.phase,
-            coalesce(l.estimated_labor_cost, 0) as estimated_labor_cost,
-            coalesce(l.logged_hours, 0) as logged_hours,
-            coalesce(l.actual_labor_cost, 0) as actual_labor_cost
+    `select t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency,
+            trim_scale(t.estimated_hours) as estimated_hours,
+            trim_scale(coalesce(l.logged_hours, 0)) as logged_hours,
+            trim_scale(coalesce(l.estimated_labor_cost, 0)) as estimated_labor_cost,
+            trim_scale(coalesce(l.actual_labor_cost, 0)) as actual_labor_cost,
+            trim_scale(t.fixed_cost) as fixed_cost,
+            trim_scale(coalesce(l.estimated_labor_cost, 0) + t.fixed_cost) as total_estimated_cost,
+            trim_scale(coalesce(l.actual_labor_cost, 0) + t.fixed_cost) as total_actual_cost,
+            l.members_json, l.grouped_members_json
      from tasks t
+     join projects p on p.team_id = t.team_id and p.id = t.project_id
      left join task_labor l on l.team_id = t.team_id and l.task_id = t.id
-     where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null
-     order by t.created_at, t.id`,
-    { teamId, projectId },
+     where t.team_id = :teamId and t.id = :taskId and t.archived_at is null`,
+    { teamId, taskId },
   );
-  const result = await prepared(statement, 'finance_task_figures');
+  const result = await prepared(statement, 'finance_stored_breakdown');
+  return result.rows[0];
+}
+
+/** The five figures a task's roll-up sums, in this order (the totals and variance derive from them). */
+export const ROLLED_FIGURES = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost'] as const;
+
+/** The five summed figures of a listed task, as exact numeric text. */
+export type ListedFigures = Record<(typeof ROLLED_FIGURES)[number], string>;
+
+/** Row shape: a listed task with its rolled-up figures under the filter, as exact numeric text. */
+export type ListedRow = ListedFigures & {
+  id: string;
+  name: string;
+  parent_task_id: string | null;
+  billable: boolean;
+  status: string | null;
+  priority: string | null;
+  phase: string | null;
+  sub_tasks_count: number;
+  total_estimated_cost: string;
+  total_actual_cost: string;
+  variance: string;
+};
+
+/** A list row also shows the task's assignees (stored as JSON text by labor.ts). */
+export type ListRow = ListedRow & { assignees_json: string | null };
+
+/** A stored roll-up column under the billable_filter: one kind's, or both kinds added. */
+function rolled(column: string): string {
+  return `case :filter when 'billable' then l.tree_billable_${column} when 'non-billable' then l.tree_non_billable_${column}
+              else l.tree_billable_${column} + l.tree_non_billable_${column} end`;
+}
+
+/**
+ * The listed tasks of a project (a task is listed when it or a descendant passes the filter) with their
+ * stored roll-ups under the filter, in creation order: the children of :parentId (null: the top level),
+ * or with :allLevels every listed task.
+ */
+function listedTasksSql(extraColumns: string): string {
+  return `select t.id, t.name, t.parent_task_id, t.billable, t.status, t.priority, t.phase,
+            f.sub_tasks as sub_tasks_count,
+            trim_scale(f.estimated_hours) as estimated_hours, trim_scale(f.logged_hours) as logged_hours,
+            trim_scale(f.estimated_labor_cost) as estimated_labor_cost, trim_scale(f.actual_labor_cost) as actual_labor_cost,
+            trim_scale(f.fixed_cost) as fixed_cost,
+            trim_scale(f.estimated_labor_cost + f.fixed_cost) as total_estimated_cost,
+            trim_scale(f.actual_labor_cost + f.fixed_cost) as total_actual_cost,
+            trim_scale(f.estimated_labor_cost - f.actual_labor_cost) as variance${extraColumns}
+     from tasks t
+     join task_labor l on l.team_id = t.team_id and l.task_id = t.id
+     cross join lateral (
+       select ${rolled('tasks')} as tasks,
+              ${rolled('estimated_hours')} as estimated_hours,
+              ${rolled('logged_hours')} as logged_hours,
+              ${rolled('estimated_labor_cost')} as estimated_labor_cost,
+              ${rolled('actual_labor_cost')} as actual_labor_cost,
+              ${rolled('fixed_cost')} as fixed_cost,
+              case :filter when 'billable' then l.children_billable when 'non-billable' then l.children_non_billable
+                else l.children end as sub_tasks
+     ) f
+     where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null
+       and (cast(:allLevels as boolean) or t.parent_task_id is not distinct from cast(:parentId as uuid))
+       and f.tasks > 0
+     order by t.created_at, t.id`;
+}
+
+type ListScope = { teamId: string; projectId: string; filter: 'all' | 'billable' | 'non-billable'; parentId: string | null };
+
+/** The rows of a project list under the filter, with their assignees. */
+export async function listRows(db: Knex, scope: ListScope): Promise<ListRow[]> {
+  const statement = db.raw(listedTasksSql(', l.assignees_json'), { ...scope, allLevels: false });
+  const result = await prepared(statement, 'finance_list_rows');
+  return result.rows;
+}
+
+/** Every listed task of a project under the filter (what an export arranges into a tree). */
+export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>): Promise<ListedRow[]> {
+  const statement = db.raw(listedTasksSql(''), { ...scope, parentId: null, allLevels: true });
+  const result = await prepared(statement, 'finance_tree_rows');
   return result.rows;
 }
 
@@ -158,42 +245,95 @@ export type TaskLaborRow = {
   estimated_labor_cost: string;
   logged_hours: string;
   actual_labor_cost: string;
+  members_json: string;
+  grouped_members_json: string;
+  assignees_json: string;
 };
 
-/** Stores tasks' labor figures, replacing what was there. */
+/** Stores tasks' labor figures and breakdown parts, replacing what was there. */
 export async function upsertTaskLabor(db: Knex, teamId: string, projectId: string, rows: readonly TaskLaborRow[]): Promise<void> {
-  const BATCH = 2000; // 6 parameters a row, well under PostgreSQL's 65,535
+  const BATCH = 2000; // 9 parameters a row, well under PostgreSQL's 65,535
   for (let from = 0; from < rows.length; from += BATCH) {
     await db('task_labor')
       .insert(rows.slice(from, from + BATCH).map((row) => ({ team_id: teamId, project_id: projectId, ...row })))
       .onConflict(['team_id', 'task_id'])
-      .merge(['estimated_labor_cost', 'logged_hours', 'actual_labor_cost']);
+      .merge(['estimated_labor_cost', 'logged_hours', 'actual_labor_cost', 'members_json', 'grouped_members_json', 'assignees_json']);
   }
 }
 
-/** Row shape: one assignee of one non-archived task of a project, with its role and rate there. */
-export type AssigneeRow = {
-  task_id: string;
-  team_member_id: string;
-  name: string;
-  avatar_url: string | null;
-  job_role: string | null;
-  hourly_rate: string | null;
+const KIND_FILTER = { billable: 't.billable', non_billable: 'not t.billable' } as const;
+
+/** `sum(...) filter (...) as tree_<kind>_<figure>` for every kind and figure, from a task's own figures (t). */
+const ROLLUP_SUMS = Object.entries(KIND_FILTER)
+  .flatMap(([kind, condition]) => [
+    `count(*) filter (where ${condition}) as tree_${kind}_tasks`,
+    `count(distinct w.branch) filter (where ${condition}) as children_${kind}`,
+    ...ROLLED_FIGURES.map((figure) => {
+      const column = figure === 'estimated_hours' || figure === 'fixed_cost' ? `t.${figure}` : `coalesce(t.${figure}, 0)`;
+      return `coalesce(sum(${column}) filter (where ${condition}), 0) as tree_${kind}_${figure}`;
+    }),
+  ])
+  .join(',\n            ');
+
+const ROLLED_COLUMNS = Object.keys(KIND_FILTER).flatMap((kind) => [`tree_${kind}_tasks`, `children_${kind}`, ...ROLLED_FIGURES.map((figure) => `tree_${kind}_${figure}`)]);
+
+/** The tasks whose roll-ups a refresh recomputes: a `target (id)` CTE (recursive when it climbs to ancestors). */
+const ROLLUP_TARGETS_OF = {
+  all: `target (id) as (
+       select id from tasks where team_id = :teamId and project_id = :projectId and archived_at is null
+     )`,
+  tasks: `target (id) as (
+       select id from tasks
+       where team_id = :teamId and project_id = :projectId and archived_at is null
+         and id = any(string_to_array(:ids, ',')::uuid[])
+       union
+       select t.parent_task_id from tasks t join target x on t.team_id = :teamId and t.id = x.id
+       where t.parent_task_id is not null
+     )`,
 };
 
-export async function assigneesInProject(db: Knex, teamId: string, projectId: string): Promise<AssigneeRow[]> {
-  const statement = db.raw(
-    `with ${RATES_IN_FORCE}
-     select a.task_id, a.team_member_id, m.name, m.avatar_url, jr.name as job_role, r.hourly_rate
-     from task_assignees a
-     join tasks t on t.team_id = :teamId and t.id = a.task_id and t.project_id = :projectId and t.archived_at is null
-     join team_members m on m.team_id = :teamId and m.id = a.team_member_id
-     left join project_members pm on pm.team_id = :teamId and pm.project_id = :projectId and pm.team_member_id = a.team_member_id
-     left join job_roles jr on jr.team_id = :teamId and jr.id = pm.job_role_id
-     left join rate r on r.job_role_id = pm.job_role_id
-     where a.team_id = :teamId`,
-    { teamId, projectId },
-  );
-  const result = await prepared(statement, 'finance_assignees');
-  return result.rows;
+function rollupSql(targets: string): string {
+  return `with recursive
+     ${targets},
+     walk (root, branch, id) as (
+       select id, null::uuid, id from target
+       union all
+       select w.root, coalesce(w.branch, c.id), c.id
+       from walk w
+       cross join lateral (
+         select c.id from tasks c where c.team_id = :teamId and c.parent_task_id = w.id and c.archived_at is null offset 0
+       ) c
+     ),
+     rolled as (
+       select w.root, count(distinct w.branch) as children,
+            ${ROLLUP_SUMS}
+       from walk w
+       cross join lateral (
+         select t.billable, t.estimated_hours, t.fixed_cost, l.logged_hours, l.estimated_labor_cost, l.actual_labor_cost
+         from tasks t left join task_labor l on l.team_id = t.team_id and l.task_id = t.id
+         where t.team_id = :teamId and t.id = w.id offset 0
+       ) t
+       group by w.root
+     )
+     update task_labor l
+     set children = r.children, ${ROLLED_COLUMNS.map((column) => `${column} = r.${column}`).join(', ')}
+     from rolled r
+     where l.team_id = :teamId and l.task_id = any(array(select root from rolled)) and l.task_id = r.root`;
+}
+
+/**
+ * Recomputes the stored roll-ups (see migrations/..._002_stored_breakdowns.ts) of the given tasks and
+ * all their ancestors, or of every task of the project, from the tasks' own stored figures: each from
+ * its whole non-archived subtree, in one statement. The caller holds the project's row lock ('update'),
+ * so no concurrent write changes a subtree while it is summed. The lateral subqueries (kept apart by
+ * `offset 0`) and the array of roots make each step an index lookup whatever the statistics say:
+ * planned as joins, the recursive walk's size is guessed so high (and a freshly loaded task_labor's
+ * so low) that one task's refresh scanned every task or labor row of the team.
+ */
+export async function refreshRollups(db: Knex, teamId: string, projectId: string, taskIds: readonly string[] | 'all'): Promise<void> {
+  if (taskIds === 'all') {
+    await prepared(db.raw(rollupSql(ROLLUP_TARGETS_OF.all), { teamId, projectId }), 'finance_refresh_rollups_all');
+  } else if (taskIds.length > 0) {
+    await prepared(db.raw(rollupSql(ROLLUP_TARGETS_OF.tasks), { teamId, projectId, ids: taskIds.join(',') }), 'finance_refresh_rollups_tasks');
+  }
 }

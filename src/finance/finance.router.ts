@@ -1,13 +1,15 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
 import { actorOf } from '../http/auth';
-import { sendSuccess } from '../http/respond';
+import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/respond';
+import { getProject } from '../projects/projects.service';
+import type { ListCache } from './list-cache';
 import { parseBody, parseId, parseQuery } from '../http/validate';
 import { toCsv, toXlsx } from './finance.export';
 import { breakdownQuery, exportQuery, fixedCostBody, projectTasksQuery } from './finance.schemas';
 import * as service from './finance.service';
 
-export function financeRouter(db: Knex): Router {
+export function financeRouter(db: Knex, listCache: ListCache): Router {
   const router = Router();
   router.get('/project-finance/task/:id/breakdown', async (req, res) => {
     const id = parseId(req.params.id);
@@ -19,7 +21,15 @@ export function financeRouter(db: Knex): Router {
   router.get('/project-finance/project/:project_id/tasks', async (req, res) => {
     const projectId = parseId(req.params.project_id, 'project_id');
     const query = parseQuery(projectTasksQuery, req.query);
-    sendSuccess(res, await service.listProjectTasks(db, actorOf(req).teamId, projectId, query));
+    const teamId = actorOf(req).teamId;
+    const project = await getProject(db, teamId, projectId);
+    const key = [teamId, project.id, query.billable_filter, query.parent_task_id?.toLowerCase() ?? '', query.group_by ?? ''].join('|');
+    let body = listCache.get(key, project.revision);
+    if (!body) {
+      body = jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query)));
+      listCache.set(key, project.revision, body);
+    }
+    sendJsonBytes(res, 200, body);
   });
   router.get('/project-finance/project/:project_id/export', async (req, res) => {
     const projectId = parseId(req.params.project_id, 'project_id');

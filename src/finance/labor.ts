@@ -1,18 +1,26 @@
 import type { Knex } from 'knex';
 import { groupBy } from '../group-by';
+import { toJson } from '../http/respond';
+import { findProject } from '../projects/projects.repository';
 import { MemberInput, TaskFinance, computeTaskFinance } from './calculator';
 import { toDecimal } from './money';
+import { presentAssignees, presentGroups, presentMembers } from './present';
 import * as repo from './finance.repository';
 
 /*
- * Each task's own labor figures are computed by the calculator and stored (task_labor), so a project
- * list reads one row per task instead of recomputing every member of every task. Every write that can
- * change them refreshes them in its own transaction:
+ * Each task's own labor figures are computed by the calculator and stored (task_labor) with the parts
+ * of its breakdown that depend on its members (the member entries, the role groups, the assignees as a
+ * list row shows them, as JSON text), so a breakdown reads one row and a project list one row per task
+ * instead of recomputing every member of every task. Every write that can change them refreshes them
+ * in its own transaction:
  *   - a task's estimate or assignees, a time log added or deleted: that task;
  *   - the rate card, a member's role in the project, the project's currency: every task of the project;
- *   - a member's name (it orders the estimate split): the tasks it is assigned to.
- * Callers hold the project row lock: 'share' to refresh some tasks, 'update' to refresh all, so a
- * refresh never reads what a concurrent one is changing.
+ *   - a member's name or avatar: the tasks it is assigned to or has logged time on.
+ * Each refresh ends with the roll-ups of the refreshed tasks and their ancestors (finance.repository's
+ * refreshRollups); writes that change a task's own figures or place without its members (fixed cost,
+ * billable, parent, archiving) refresh the roll-ups themselves.
+ * Callers hold the project row lock 'update': writes to one project are serialised, so a refresh (and a
+ * roll-up, which sums whole subtrees) never reads what a concurrent one is changing.
  * Rates are read as in force today; all rate-card rows take effect from 1970 for now. Dated rates
  * will also need a refresh of the project on the day a rate takes effect.
  */
@@ -56,13 +64,41 @@ export async function refreshTaskLabor(
   const tasks = await repo.tasksInScope(db, teamId, scope);
   const membersByTask = memberInputsByTask(await repo.participantsInScope(db, teamId, scope));
   const rows = tasks.map((task) => {
-    const { totals } = financeOf(task, membersByTask.get(task.id), project.currency);
+    const members = membersByTask.get(task.id) ?? [];
+    const finance = financeOf(task, members, project.currency);
     return {
       task_id: task.id,
-      estimated_labor_cost: totals.estimatedLaborCost.toFixed(),
-      logged_hours: totals.loggedHours.toFixed(),
-      actual_labor_cost: totals.actualLaborCost.toFixed(),
+      estimated_labor_cost: finance.totals.estimatedLaborCost.toFixed(),
+      logged_hours: finance.totals.loggedHours.toFixed(),
+      actual_labor_cost: finance.totals.actualLaborCost.toFixed(),
+      members_json: toJson(presentMembers(finance.members)),
+      grouped_members_json: toJson(presentGroups(finance.members)),
+      assignees_json: toJson(presentAssignees(members)),
     };
   });
   await repo.upsertTaskLabor(db, teamId, project.id, rows);
+  await repo.refreshRollups(db, teamId, project.id, taskIds === 'all' ? 'all' : tasks.map((task) => task.id));
+}
+
+/**
+ * Refreshes every project holding a non-archived task whose stored figures are missing or were left
+ * empty by a migration (see migrations/..._002_stored_breakdowns.ts); one transaction per project,
+ * under its row lock. Returns how many projects it refreshed (0 on an up-to-date database).
+ */
+export async function refreshStaleLabor(db: Knex): Promise<number> {
+  const stale: { team_id: string; project_id: string }[] = await db('tasks as t')
+    .leftJoin('task_labor as l', function joinLabor() {
+      this.on('l.team_id', 't.team_id').andOn('l.task_id', 't.id');
+    })
+    .whereNull('t.archived_at')
+    .where((q) => q.whereNull('l.task_id').orWhereNull('l.members_json').orWhereNull('l.children'))
+    .distinct('t.team_id', 't.project_id')
+    .orderBy(['t.team_id', 't.project_id']);
+  for (const { team_id: teamId, project_id: projectId } of stale) {
+    await db.transaction(async (trx) => {
+      const project = await findProject(trx, teamId, projectId, 'update');
+      if (project) await refreshTaskLabor(trx, teamId, project, 'all');
+    });
+  }
+  return stale.length;
 }

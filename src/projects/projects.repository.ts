@@ -8,9 +8,11 @@ export type ProjectRow = {
   budget: string | null;
   created_at: Date;
   updated_at: Date;
+  /** Bumped by every write to the project (findProject with a lock); not part of any response. */
+  revision: number;
 };
 
-const COLUMNS = ['id', 'name', 'currency', 'budget', 'created_at', 'updated_at'];
+const COLUMNS = ['id', 'name', 'currency', 'budget', 'created_at', 'updated_at', 'revision'];
 
 /** Rate-card rows all take effect from this date until dated rates are introduced. */
 export const RATE_EFFECTIVE_SINCE_ALWAYS = '1970-01-01';
@@ -25,20 +27,20 @@ export async function insertProject(
 }
 
 /**
- * `lock`: 'update' for writes that change figures of the whole project (rate card, roles, currency);
- * 'share' for writes that change one task's figures, so those wait for project-wide ones and the
- * other way round.
+ * `lock` 'update': every write to a project (its own fields, its tasks and their figures, its rate card
+ * and members) takes the project row until commit, by bumping its revision. So writes to one project are
+ * serialised, the stored roll-ups, which sum whole subtrees, never miss a concurrent change
+ * (finance/labor.ts), and a project list cached at one revision is known stale once a write commits.
  */
-export async function findProject(
-  db: Knex,
-  teamId: string,
-  id: string,
-  lock: false | 'share' | 'update' = false,
-): Promise<ProjectRow | undefined> {
-  const query = db('projects').where({ team_id: teamId, id }).first(COLUMNS);
-  if (lock === 'update') return prepared(query.forUpdate(), 'find_project_for_update');
-  if (lock === 'share') return prepared(query.forShare(), 'find_project_for_share');
-  return prepared(query, 'find_project');
+export async function findProject(db: Knex, teamId: string, id: string, lock: false | 'update' = false): Promise<ProjectRow | undefined> {
+  if (lock === 'update') {
+    const [row] = await prepared(
+      db('projects').where({ team_id: teamId, id }).update({ revision: db.raw('revision + 1') }).returning(COLUMNS),
+      'lock_project_for_write',
+    );
+    return row;
+  }
+  return prepared(db('projects').where({ team_id: teamId, id }).first(COLUMNS), 'find_project');
 }
 
 export async function listProjects(db: Knex, teamId: string): Promise<ProjectRow[]> {

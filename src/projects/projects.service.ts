@@ -26,13 +26,13 @@ function duplicateName(name: string) {
 }
 
 /** A project of the team, or 404 PROJECT_NOT_FOUND; `lock` holds the row until commit (see findProject). */
-export async function getProject(db: Knex, teamId: string, id: string, lock: false | 'share' | 'update' = false): Promise<repo.ProjectRow> {
+export async function getProject(db: Knex, teamId: string, id: string, lock: false | 'update' = false): Promise<repo.ProjectRow> {
   const project = await repo.findProject(db, teamId, id, lock);
   if (!project) throw notFound('PROJECT_NOT_FOUND', 'Project');
   return project;
 }
 
-export function presentProject(project: repo.ProjectRow) {
+export function presentProject({ revision: _internal, ...project }: repo.ProjectRow) {
   return { ...project, budget: project.budget === null ? null : toDecimal(project.budget) };
 }
 

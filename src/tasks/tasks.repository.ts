@@ -151,15 +151,18 @@ export async function listFixedCostChanges(db: Knex, teamId: string, taskId: str
     .orderBy([{ column: 'finance_version', order: 'desc' }, { column: 'changed_at', order: 'desc' }]);
 }
 
-/** The non-archived tasks a member is assigned to, grouped by project (in project id order). */
-export async function assignedTasksByProject(db: Knex, teamId: string, memberId: string): Promise<Map<string, string[]>> {
-  const rows: { project_id: string; task_id: string }[] = await db('task_assignees as a')
-    .join('tasks as t', function joinTask() {
-      this.on('t.team_id', 'a.team_id').andOn('t.id', 'a.task_id');
-    })
-    .where({ 'a.team_id': teamId, 'a.team_member_id': memberId })
-    .whereNull('t.archived_at')
-    .select('t.project_id', 'a.task_id')
-    .orderBy([{ column: 't.project_id' }, { column: 'a.task_id' }]);
+/** The non-archived tasks a member appears in (assigned, or with logged time), by project, in id order. */
+export async function participatingTasksByProject(db: Knex, teamId: string, memberId: string): Promise<Map<string, string[]>> {
+  const result = await db.raw(
+    `select t.project_id, t.id as task_id
+     from tasks t
+     where t.team_id = :teamId and t.archived_at is null
+       and (exists (select 1 from task_assignees a where a.team_id = t.team_id and a.task_id = t.id and a.team_member_id = :memberId)
+         or exists (select 1 from task_member_time x
+                    where x.team_id = t.team_id and x.task_id = t.id and x.team_member_id = :memberId and x.total_seconds > 0))
+     order by t.project_id, t.id`,
+    { teamId, memberId },
+  );
+  const rows: { project_id: string; task_id: string }[] = result.rows;
   return groupBy(rows, (row) => row.project_id, (row) => row.task_id);
 }

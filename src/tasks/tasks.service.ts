@@ -3,6 +3,7 @@ import type { Actor } from '../auth/roles';
 import { Decimal, toDecimal } from '../finance/money';
 import { AppError, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
+import { refreshRollups } from '../finance/finance.repository';
 import { refreshTaskLabor } from '../finance/labor';
 import { getProject } from '../projects/projects.service';
 import * as repo from './tasks.repository';
@@ -33,6 +34,17 @@ export async function requireTask(db: Knex, teamId: string, id: string, lock = f
   const task = await repo.findTask(db, teamId, id, lock);
   if (!task) throw notFound('TASK_NOT_FOUND', 'Task');
   return task;
+}
+
+/**
+ * Takes the locks a write to a task needs, in the order every write takes them: its project's row
+ * (projects.repository's findProject), then the task's row. 404 for an unknown or archived task.
+ */
+export async function lockTaskForWrite(trx: Knex, teamId: string, id: string) {
+  const probe = await requireTask(trx, teamId, id);
+  const project = await getProject(trx, teamId, probe.project_id, 'update');
+  const task = await requireTask(trx, teamId, id, true);
+  return { project, task };
 }
 
 export async function getTask(db: Knex, teamId: string, id: string) {
@@ -74,8 +86,8 @@ export async function recordFixedCost(trx: Knex, actor: Actor, task: repo.TaskRo
 export async function createTask(db: Knex, actor: Actor, projectId: string, body: CreateTaskBody) {
   const teamId = actor.teamId;
   return db.transaction(async (trx) => {
-    // The project's share lock serialises this with project-wide changes (rate card, roles, members).
-    const project = await getProject(trx, teamId, projectId, 'share');
+    // The project's lock serialises the writes to its figures (projects.repository's findProject).
+    const project = await getProject(trx, teamId, projectId, 'update');
     if (body.fixed_cost !== undefined) checkAmountDecimals('fixed_cost', body.fixed_cost, project.currency);
     if (body.parent_task_id) await checkParent(trx, teamId, projectId, body.parent_task_id.toLowerCase());
     const assignees = (body.assignee_ids ?? []).map((id) => id.toLowerCase());
@@ -90,8 +102,8 @@ export async function createTask(db: Knex, actor: Actor, projectId: string, body
       phase: body.phase ?? null,
     });
     await repo.replaceAssignees(trx, teamId, id, assignees);
-    await refreshTaskLabor(trx, teamId, project, [id]);
     if (body.fixed_cost) await recordFixedCost(trx, actor, await requireTask(trx, teamId, id, true), toDecimal(body.fixed_cost));
+    await refreshTaskLabor(trx, teamId, project, [id]);
     return presentTask(await requireTask(trx, teamId, id), await repo.assigneeIds(trx, teamId, id));
   });
 }
@@ -99,9 +111,7 @@ export async function createTask(db: Knex, actor: Actor, projectId: string, body
 export async function updateTask(db: Knex, actor: Actor, id: string, body: UpdateTaskBody) {
   const teamId = actor.teamId;
   return db.transaction(async (trx) => {
-    const probe = await requireTask(trx, teamId, id);
-    const project = await getProject(trx, teamId, probe.project_id, 'share');
-    const task = await requireTask(trx, teamId, id, true);
+    const { project, task } = await lockTaskForWrite(trx, teamId, id);
     if (body.fixed_cost !== undefined) checkAmountDecimals('fixed_cost', body.fixed_cost, task.currency);
     const parentId = body.parent_task_id?.toLowerCase();
     if (parentId) {
@@ -124,11 +134,17 @@ export async function updateTask(db: Knex, actor: Actor, id: string, body: Updat
       priority: body.priority,
       phase: body.phase,
     });
-    if (body.estimated_hours !== undefined || body.assignee_ids !== undefined) {
-      await refreshTaskLabor(trx, teamId, project, [id]);
-    }
     if (body.fixed_cost !== undefined && !toDecimal(body.fixed_cost).equals(toDecimal(task.fixed_cost))) {
       await recordFixedCost(trx, actor, task, toDecimal(body.fixed_cost));
+    }
+    // Its figures, kind or place may have changed: the roll-ups of its chain, and of its old parent's
+    // chain when it moved. A labor refresh already rolls up its own chain.
+    const oldChain = body.parent_task_id !== undefined && task.parent_task_id !== (parentId ?? null) && task.parent_task_id ? [task.parent_task_id] : [];
+    if (body.estimated_hours !== undefined || body.assignee_ids !== undefined) {
+      await refreshTaskLabor(trx, teamId, project, [id]);
+      await refreshRollups(trx, teamId, project.id, oldChain);
+    } else {
+      await refreshRollups(trx, teamId, project.id, [id, ...oldChain]);
     }
     return presentTask(await requireTask(trx, teamId, id), await repo.assigneeIds(trx, teamId, id));
   });
@@ -136,8 +152,9 @@ export async function updateTask(db: Knex, actor: Actor, id: string, body: Updat
 
 export async function archiveTask(db: Knex, teamId: string, id: string) {
   return db.transaction(async (trx) => {
-    await requireTask(trx, teamId, id, true);
+    const { task } = await lockTaskForWrite(trx, teamId, id);
     const archived = await repo.archiveSubtree(trx, teamId, id);
+    if (task.parent_task_id) await refreshRollups(trx, teamId, task.project_id, [task.parent_task_id]);
     return { id, archived: true, archived_tasks: archived };
   });
 }

@@ -4,7 +4,7 @@ import { isUniqueViolation } from '../db/errors';
 import { conflict, notFound } from '../http/errors';
 import { refreshTaskLabor } from '../finance/labor';
 import { getProject } from '../projects/projects.service';
-import { assignedTasksByProject } from '../tasks/tasks.repository';
+import { participatingTasksByProject } from '../tasks/tasks.repository';
 import * as repo from './team-members.repository';
 import { createTeamMemberBody, updateTeamMemberBody } from './team-members.schemas';
 
@@ -26,9 +26,10 @@ export async function getTeamMember(db: Knex, teamId: string, id: string) {
 export async function updateTeamMember(db: Knex, teamId: string, id: string, body: z.infer<typeof updateTeamMemberBody>) {
   return db.transaction(async (trx) => {
     const before = await getTeamMember(trx, teamId, id);
-    // Names order the estimate split, so a rename refreshes the figures of the tasks the member is
-    // assigned to, under their projects' locks (taken in id order).
-    const affected = body.name !== undefined && body.name !== before.name ? await assignedTasksByProject(trx, teamId, id) : new Map<string, string[]>();
+    // Names and avatars are part of the stored breakdowns (and names order the estimate split), so a
+    // change refreshes the tasks the member appears in, under their projects' locks (taken in id order).
+    const shown = (body.name !== undefined && body.name !== before.name) || (body.avatar_url !== undefined && body.avatar_url !== before.avatar_url);
+    const affected = shown ? await participatingTasksByProject(trx, teamId, id) : new Map<string, string[]>();
     const projects = [];
     for (const projectId of affected.keys()) projects.push(await getProject(trx, teamId, projectId, 'update'));
     const member = await repo.updateTeamMember(trx, teamId, id, body).catch(duplicateEmail);

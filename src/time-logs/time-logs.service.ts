@@ -4,7 +4,7 @@ import { hoursFromSeconds, secondsFromHours } from '../finance/money';
 import { refreshTaskLabor } from '../finance/labor';
 import { getProject } from '../projects/projects.service';
 import { findTask } from '../tasks/tasks.repository';
-import { requireTask } from '../tasks/tasks.service';
+import { lockTaskForWrite, requireTask } from '../tasks/tasks.service';
 import { existingTeamMemberIds } from '../team-members/team-members.repository';
 import * as repo from './time-logs.repository';
 import type { CreateTimeLogBody } from './time-logs.schemas';
@@ -18,9 +18,7 @@ const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? secondsFr
 
 export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
   return db.transaction(async (trx) => {
-    const probe = await requireTask(trx, teamId, taskId);
-    const project = await getProject(trx, teamId, probe.project_id, 'share');
-    await requireTask(trx, teamId, taskId, true);
+    const { project } = await lockTaskForWrite(trx, teamId, taskId);
     const memberId = body.team_member_id.toLowerCase();
     if (!(await existingTeamMemberIds(trx, teamId, [memberId])).has(memberId)) {
       throw fieldError('team_member_id', 'is not a member of this team');
@@ -48,7 +46,7 @@ export async function deleteTimeLog(db: Knex, teamId: string, id: string) {
     if (!log) return undefined;
     // Logs of archived tasks may go too; only live tasks have figures to refresh.
     const task = await findTask(trx, teamId, log.task_id);
-    const project = task ? await getProject(trx, teamId, task.project_id, 'share') : undefined;
+    const project = task ? await getProject(trx, teamId, task.project_id, 'update') : undefined;
     if (task) await findTask(trx, teamId, task.id, true);
     const deleted = await repo.deleteTimeLog(trx, teamId, id);
     if (project && deleted) await refreshTaskLabor(trx, teamId, project, [deleted.task_id]);

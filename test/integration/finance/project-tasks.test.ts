@@ -225,6 +225,27 @@ describe('GET /api/project-finance/project/:project_id/tasks', () => {
     expect((await breakdown(h.api, task.id)).task.estimated_labor_cost).toBe(0.1);
   });
 
+  it('rolls a moved subtask out of its old parent and into its new one, with or without other changes', async () => {
+    const project = await createProject(h.api);
+    const first = await createTask(h.api, project.id, { name: 'First', estimated_hours: 1, fixed_cost: 10 });
+    const second = await createTask(h.api, project.id, { name: 'Second', estimated_hours: 2, fixed_cost: 20 });
+    const moving = await createTask(h.api, project.id, { name: 'Moving', parent_task_id: first.id, estimated_hours: 4, fixed_cost: 40 });
+    const rows = async () =>
+      Object.fromEntries(
+        ((await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200)).body.body.tasks as Row[]).map((r) => [
+          r.name,
+          [r.estimated_hours, r.fixed_cost, r.sub_tasks_count],
+        ]),
+      );
+    expect(await rows()).toEqual({ First: [5, 50, 1], Second: [2, 20, 0] });
+    // A move alone.
+    await h.api.patch(`/api/tasks/${moving.id}`, { parent_task_id: second.id }).expect(200);
+    expect(await rows()).toEqual({ First: [1, 10, 0], Second: [6, 60, 1] });
+    // A move back together with a new estimate (which refreshes the task's labor figures too).
+    await h.api.patch(`/api/tasks/${moving.id}`, { parent_task_id: first.id, estimated_hours: 8 }).expect(200);
+    expect(await rows()).toEqual({ First: [9, 50, 1], Second: [2, 20, 0] });
+  });
+
   it('keeps stored figures exact under parallel logs, assignee changes and rate changes on one task', async () => {
     const project = await createProject(h.api);
     const role = await createJobRole(h.api);

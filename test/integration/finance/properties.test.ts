@@ -17,7 +17,10 @@ import {
  * rates, logs, fixed costs, billable flags), then checked through the API:
  *   - without a filter, every row equals its breakdown (with subtasks when it has any);
  *   - with a filter, every row equals the sum of the plain breakdowns of the passing tasks in its subtree;
- *   - totals and groups are exact sums, and groups partition the listed tasks.
+ *   - totals and groups are exact sums, and groups partition the listed tasks;
+ *   - a task's breakdown read from its stored row equals the one the calculator computes at read time.
+ * Every list is read once before the changes too, so a list served from the cache after a change would
+ * be caught stale.
  */
 let h: Harness;
 beforeAll(async () => {
@@ -55,8 +58,13 @@ const modelArb = fc.record({
       fc.record({ kind: fc.constant('assignees' as const), task: fc.nat(8), members: fc.array(fc.nat(4), { maxLength: 3 }) }),
       fc.record({ kind: fc.constant('log' as const), task: fc.nat(8), member: fc.nat(4), seconds: fc.integer({ min: 1, max: 30000 }) }),
       fc.record({ kind: fc.constant('unlog' as const), log: fc.nat(40) }),
+      fc.record({ kind: fc.constant('fixed' as const), task: fc.nat(8), fixedCents: fc.integer({ min: 0, max: 500000 }) }),
+      fc.record({ kind: fc.constant('billable' as const), task: fc.nat(8) }),
+      fc.record({ kind: fc.constant('move' as const), task: fc.nat(8), parent: fc.option(fc.nat(8), { nil: null }) }),
+      fc.record({ kind: fc.constant('avatar' as const), member: fc.nat(4), avatar: fc.option(fc.nat(3), { nil: null }) }),
+      fc.record({ kind: fc.constant('archive' as const), task: fc.nat(8) }),
     ),
-    { maxLength: 5 },
+    { maxLength: 6 },
   ),
 });
 
@@ -81,7 +89,7 @@ async function build(model: Model) {
     if (spec.inProject) await addToProject(h.api, project.id, member.id, role);
     members.push({ id: member.id, inProject: spec.inProject });
   }
-  const tasks: { id: string; parent: number | null; depth: number; billable: boolean; archived: boolean }[] = [];
+  const tasks: ModelTask[] = [];
   const logs: string[] = [];
   for (const spec of model.tasks) {
     const candidate = spec.parent === null ? undefined : tasks[spec.parent % Math.max(tasks.length, 1)];
@@ -100,20 +108,28 @@ async function build(model: Model) {
   }
   // Archive a few (with their subtrees) after building, as a user would.
   for (const [i, spec] of model.tasks.entries()) {
-    const task = tasks[i];
-    if (spec.archived && i % 3 === 0 && task && !task.archived) {
-      await h.api.delete(`/api/tasks/${task.id}`).expect(200);
-      const archive = (index: number) => {
-        const t = tasks[index];
-        if (!t) return;
-        t.archived = true;
-        tasks.forEach((child, j) => child.parent === index && archive(j));
-      };
-      archive(i);
-    }
+    if (spec.archived && i % 3 === 0 && tasks[i] && !tasks[i]?.archived) await archive(tasks, i);
+  }
+  // Read every list once, so the cache holds them when the changes come.
+  for (const parentId of [null, ...tasks.filter((t) => !t.archived).map((t) => t.id)]) {
+    for (const filter of ['all', 'billable', 'non-billable']) await list(project.id, `${parentId ? `&parent_task_id=${parentId}` : ''}&billable_filter=${filter}`);
   }
   await applyChanges(model, { projectId: project.id, roles, members, tasks, logs, toAmount });
   return { projectId: project.id, tasks };
+}
+
+type ModelTask = { id: string; parent: number | null; depth: number; billable: boolean; archived: boolean };
+
+/** Archives a task through the API and marks its subtree archived in the model. */
+async function archive(tasks: ModelTask[], index: number) {
+  await h.api.delete(`/api/tasks/${tasks[index]?.id}`).expect(200);
+  const mark = (i: number) => {
+    const t = tasks[i];
+    if (!t) return;
+    t.archived = true;
+    tasks.forEach((child, j) => child.parent === i && !child.archived && mark(j));
+  };
+  mark(index);
 }
 
 async function applyChanges(
@@ -122,7 +138,7 @@ async function applyChanges(
     projectId: string;
     roles: { id: string }[];
     members: { id: string; inProject: boolean }[];
-    tasks: { id: string; archived: boolean }[];
+    tasks: ModelTask[];
     logs: string[];
     toAmount: (cents: number) => number;
   },
@@ -160,6 +176,35 @@ async function applyChanges(
         if (id) await h.api.delete(`/api/time-logs/${id}`).expect(200);
         break;
       }
+      case 'fixed':
+        if (task) await h.api.put(`/api/project-finance/task/${task.id}/fixed-cost`, { fixed_cost: toAmount(change.fixedCents) }).expect(200);
+        break;
+      case 'billable':
+        if (task) {
+          task.billable = !task.billable;
+          await h.api.patch(`/api/tasks/${task.id}`, { billable: task.billable }).expect(200);
+        }
+        break;
+      case 'move': {
+        if (!task) break;
+        const index = tasks.indexOf(task);
+        const parent = change.parent === null ? null : tasks.indexOf(live()[change.parent % live().length] as ModelTask);
+        const ancestors = (i: number | null): number[] => (i === null ? [] : [i, ...ancestors(tasks[i]?.parent ?? null)]);
+        const res = await h.api.patch(`/api/tasks/${task.id}`, { parent_task_id: parent === null ? null : tasks[parent]?.id });
+        if (parent !== null && ancestors(parent).includes(index)) {
+          expect(res.status).toBe(400); // its own descendant
+        } else {
+          expect(res.status).toBe(200);
+          task.parent = parent;
+        }
+        break;
+      }
+      case 'avatar':
+        await h.api.patch(`/api/team-members/${member.id}`, { avatar_url: change.avatar === null ? null : `https://img.example.com/${change.avatar}.png` }).expect(200);
+        break;
+      case 'archive':
+        if (task) await archive(tasks, tasks.indexOf(task));
+        break;
     }
   }
 }
@@ -190,7 +235,12 @@ it('keeps the project list, its totals and groups equal to the breakdowns for ra
       const { projectId, tasks } = await build(model);
       const live = tasks.filter((t) => !t.archived);
       const own = new Map<string, TaskSummary>();
-      for (const task of live) own.set(task.id, (await breakdown(h.api, task.id)).task);
+      for (const task of live) {
+        const stored = await breakdown(h.api, task.id);
+        own.set(task.id, stored.task);
+        // Without live subtasks, the calculator's breakdown at read time is the same task: all of it must match.
+        if (!live.some((t) => t.parent !== null && tasks[t.parent]?.id === task.id)) expect(stored).toEqual(await breakdown(h.api, task.id, true));
+      }
 
       const subtree = (index: number): number[] => [index, ...tasks.flatMap((t, j) => (t.parent === index && !t.archived ? subtree(j) : []))];
       const levels: (string | null)[] = [null, ...live.map((t) => t.id)];

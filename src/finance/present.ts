@@ -1,0 +1,70 @@
+import { MemberFigures, MemberInput, TaskTotals, UNASSIGNED_ROLE, compareMembers, groupByRole } from './calculator';
+import { ZERO } from './money';
+
+/*
+ * The contract's shapes of the calculator's figures (CONTRACT section 4): the task summary, the
+ * breakdown's member entries and role groups, and a list row's assignees. The stored parts of a
+ * breakdown (labor.ts) and the ones computed at read time come from these same functions.
+ */
+
+export type TaskIdentity = { id: string; name: string; project_id: string; billable: boolean };
+
+function presentTotals(totals: TaskTotals) {
+  return {
+    estimated_hours: totals.estimatedHours,
+    logged_hours: totals.loggedHours,
+    estimated_labor_cost: totals.estimatedLaborCost,
+    actual_labor_cost: totals.actualLaborCost,
+    fixed_cost: totals.fixedCost,
+    total_estimated_cost: totals.totalEstimatedCost,
+    total_actual_cost: totals.totalActualCost,
+  };
+}
+
+export function presentSummary(task: TaskIdentity, currency: string, totals: TaskTotals) {
+  return { id: task.id, name: task.name, project_id: task.project_id, billable: task.billable, currency, ...presentTotals(totals) };
+}
+
+function presentMember(member: MemberFigures) {
+  return {
+    team_member_id: member.teamMemberId,
+    name: member.name,
+    avatar_url: member.avatarUrl,
+    hourly_rate: member.hourlyRate,
+    estimated_hours: member.estimatedHours,
+    logged_hours: member.loggedHours,
+    estimated_cost: member.estimatedCost,
+    actual_cost: member.actualCost,
+  };
+}
+
+/** `body.grouped_members` of a breakdown. */
+export function presentGroups(members: readonly MemberFigures[]) {
+  return groupByRole(members).map((group) => ({
+    jobRole: group.jobRole,
+    estimated_hours: group.estimatedHours,
+    logged_hours: group.loggedHours,
+    estimated_cost: group.estimatedCost,
+    actual_cost: group.actualCost,
+    members: group.members.map(presentMember),
+  }));
+}
+
+/** `body.members` of a breakdown. */
+export function presentMembers(members: readonly MemberFigures[]) {
+  return members.map((member) => ({ ...presentMember(member), job_title_name: member.jobRole }));
+}
+
+/** A list row's `assignees`: the task's assignees with their role and rate in the project, in rule 7's order. */
+export function presentAssignees(members: readonly MemberInput[]) {
+  return members
+    .filter((member) => member.isAssignee)
+    .sort(compareMembers)
+    .map((member) => ({
+      team_member_id: member.teamMemberId,
+      name: member.name,
+      avatar_url: member.avatarUrl,
+      job_title_name: member.jobRole ?? UNASSIGNED_ROLE,
+      hourly_rate: member.hourlyRate ?? ZERO,
+    }));
+}
