@@ -3,8 +3,10 @@ import helmet from 'helmet';
 import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import pinoHttp from 'pino-http';
+import { TokenCache, createTokenCache } from './auth/token-cache';
 import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/finance.router';
+import { createListCache } from './finance/list-cache';
 import { requireToken, roleByMethod } from './http/auth';
 import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
 import { createMetrics } from './http/metrics';
@@ -18,12 +20,23 @@ import { tasksRouter } from './tasks/tasks.router';
 import { teamMembersRouter } from './team-members/team-members.router';
 import { timeLogsRouter } from './time-logs/time-logs.router';
 
-export type AppDeps = { db: Knex; logger: Logger; rateLimitPerMinute?: number };
+export type AppDeps = {
+  db: Knex;
+  logger: Logger;
+  rateLimitPerMinute?: number;
+  /** How long an authenticated token is trusted without asking the database again; 0 asks every time. */
+  tokenCacheSeconds?: number;
+  /** The cache itself, when the caller keeps it in step with other instances (server.ts); else one of the app's own. */
+  tokenCache?: TokenCache;
+  /** Memory for rendered project lists (finance/list-cache.ts), in MB; 0 renders every list. */
+  listCacheMb?: number;
+};
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
 /** Builds the Express app (no listen), so tests drive it in-process. */
-export function createApp({ db, logger, rateLimitPerMinute = 0 }: AppDeps): Express {
+export function createApp(deps: AppDeps): Express {
+  const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0 } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -65,15 +78,16 @@ export function createApp({ db, logger, rateLimitPerMinute = 0 }: AppDeps): Expr
 
   const api = express.Router();
   if (rateLimitPerMinute > 0) api.use(rateLimit(rateLimitPerMinute));
-  api.use(requireToken(db), roleByMethod);
+  const tokenCache = deps.tokenCache ?? createTokenCache(tokenCacheSeconds * 1000);
+  api.use(requireToken(db, tokenCache), roleByMethod);
   api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
-  api.use(financeRouter(db));
+  api.use(financeRouter(db, createListCache(listCacheMb * 1024 * 1024)));
   api.use(jobRolesRouter(db));
   api.use(teamMembersRouter(db));
   api.use(projectsRouter(db));
   api.use(tasksRouter(db));
   api.use(timeLogsRouter(db));
-  api.use(tokensRouter(db));
+  api.use(tokensRouter(db, tokenCache));
   app.use('/api', api);
 
   app.use(routeNotFound);

@@ -14,6 +14,8 @@ const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SEED_DEMO: booleanFlag.default(true),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(12000),
+  TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
+  LIST_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
 });
 
 export type Config = {
@@ -26,6 +28,10 @@ export type Config = {
   seedDemo: boolean;
   /** Requests per minute per client address on /api; 0 turns the limit off. */
   rateLimitPerMinute: number;
+  /** Seconds an authenticated token is trusted without a database lookup; 0 looks up every request. */
+  tokenCacheSeconds: number;
+  /** Memory for rendered project lists, checked against the project's revision; 0 renders every list. */
+  listCacheMb: number;
 };
 
 /** Reads the environment (and `.env`, which never overrides a variable already set) once. */
@@ -47,5 +53,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: c.LOG_LEVEL,
     seedDemo: c.SEED_DEMO,
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
+    tokenCacheSeconds: c.TOKEN_CACHE_SECONDS,
+    listCacheMb: c.LIST_CACHE_MB,
   };
 }

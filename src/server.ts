@@ -1,5 +1,7 @@
 import type { Server } from 'node:http';
 import { createApp } from './app';
+import { listenForRevocations } from './auth/revocation-listener';
+import { createTokenCache } from './auth/token-cache';
 import { bootstrapAccess } from './bootstrap';
 import { loadConfig } from './config';
 import { configuredTarget, createDb, describeTarget } from './db/knex';
@@ -19,7 +21,11 @@ async function main(): Promise<void> {
   const access = await bootstrapAccess(db, config.adminToken);
   const demo = (config.seedDemo ? await seedDemoIfEmpty(db) : undefined) ?? (await findDemoIds(db));
 
-  const app = createApp({ db, logger, rateLimitPerMinute: config.rateLimitPerMinute });
+  // On a PostgreSQL server other instances and the token CLI may revoke tokens: listen for them. PGlite
+  // is opened by this process alone, so revocations can only come through this instance.
+  const tokenCache = createTokenCache(config.tokenCacheSeconds * 1000);
+  const revocations = target.kind === 'postgres' ? listenForRevocations(target.url, tokenCache, logger) : undefined;
+  const app = createApp({ db, logger, rateLimitPerMinute: config.rateLimitPerMinute, tokenCache, listCacheMb: config.listCacheMb });
   const server: Server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);
@@ -37,6 +43,7 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     server.close(async () => {
+      await revocations?.close();
       await db.destroy();
       logger.info('stopped');
       process.exit(0);

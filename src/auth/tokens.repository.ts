@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../db/prepared';
+import { REVOCATION_CHANNEL } from './revocation-listener';
 import type { Role } from './roles';
 
 export type TokenRow = {
@@ -38,12 +39,22 @@ export async function listTokens(db: Knex, teamId: string) {
   return db('api_tokens').where({ team_id: teamId }).select(...PUBLIC_COLUMNS).orderBy([{ column: 'created_at' }, { column: 'id' }]);
 }
 
+/**
+ * Revokes a token (keeping the first revocation time) and, on commit, notifies every instance
+ * listening for revocations (auth/revocation-listener.ts), in one statement.
+ */
 export async function revokeToken(db: Knex, teamId: string, id: string) {
-  const [row] = await db('api_tokens')
-    .where({ team_id: teamId, id })
-    .update({ revoked_at: db.raw('coalesce(revoked_at, now())') })
-    .returning([...PUBLIC_COLUMNS]);
-  return row as Pick<TokenRow, (typeof PUBLIC_COLUMNS)[number]> | undefined;
+  const result = await db.raw(
+    `with revoked as (
+       update api_tokens set revoked_at = coalesce(revoked_at, now())
+       where team_id = :teamId and id = :id
+       returning ${PUBLIC_COLUMNS.join(', ')}
+     )
+     select ${PUBLIC_COLUMNS.map((column) => `r.${column}`).join(', ')}
+     from revoked r cross join lateral (select pg_notify(:channel, r.id::text)) notified`,
+    { teamId, id, channel: REVOCATION_CHANNEL },
+  );
+  return result.rows[0] as Pick<TokenRow, (typeof PUBLIC_COLUMNS)[number]> | undefined;
 }
 
 export async function countActiveAdmins(db: Knex, teamId: string): Promise<number> {

@@ -4,11 +4,12 @@ import { actorOf, requireRole } from '../http/auth';
 import { sendSuccess } from '../http/respond';
 import { parseBody, parseId } from '../http/validate';
 import { createTeamWithAdmin } from '../teams/teams.service';
+import type { TokenCache } from './token-cache';
 import { createTeamBody, createTokenBody } from './tokens.schemas';
 import * as service from './tokens.service';
 
-/** Token and team management: admins only. */
-export function tokensRouter(db: Knex): Router {
+/** Token and team management: admins only. A revoked token is forgotten by this instance's cache at once. */
+export function tokensRouter(db: Knex, cache: TokenCache): Router {
   const router = Router();
   router.use(['/tokens', '/teams'], requireRole('admin'));
   router.post('/tokens', async (req, res) => {
@@ -19,7 +20,9 @@ export function tokensRouter(db: Knex): Router {
     sendSuccess(res, await service.listTokens(db, actorOf(req).teamId));
   });
   router.delete('/tokens/:id', async (req, res) => {
-    sendSuccess(res, await service.revokeToken(db, actorOf(req).teamId, parseId(req.params.id)));
+    const revoked = await service.revokeToken(db, actorOf(req).teamId, parseId(req.params.id));
+    cache.forgetToken(revoked.id);
+    sendSuccess(res, revoked);
   });
   router.post('/teams', async (req, res) => {
     const body = parseBody(createTeamBody, req.body);

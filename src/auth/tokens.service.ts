@@ -14,9 +14,12 @@ export function generateSecret(): string {
   return TOKEN_PREFIX + crypto.randomBytes(32).toString('base64url');
 }
 
-/** Resolves a bearer secret to its caller, or undefined for an unknown or revoked token. */
+/** Resolves a bearer secret to its caller, or undefined for an unknown or revoked token (always asks the database). */
 export async function authenticate(db: Knex, secret: string): Promise<Actor | undefined> {
-  const hash = hashSecret(secret);
+  return authenticateHash(db, hashSecret(secret));
+}
+
+export async function authenticateHash(db: Knex, hash: Buffer): Promise<Actor | undefined> {
   const row = await tokens.findActiveBySecretHash(db, hash);
   if (!row || !crypto.timingSafeEqual(Buffer.from(row.secret_hash), hash)) return undefined;
   return { teamId: row.team_id, role: row.role, tokenId: row.id, tokenName: row.name };

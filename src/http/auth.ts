@@ -1,7 +1,8 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Knex } from 'knex';
 import { Actor, Role, roleAllows } from '../auth/roles';
-import { authenticate } from '../auth/tokens.service';
+import type { TokenCache } from '../auth/token-cache';
+import { authenticateHash, hashSecret } from '../auth/tokens.service';
 import { AppError } from './errors';
 
 declare module 'express-serve-static-core' {
@@ -12,12 +13,18 @@ declare module 'express-serve-static-core' {
 
 const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
 
-export function requireToken(db: Knex) {
+export function requireToken(db: Knex, cache: TokenCache) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const match = BEARER.exec(req.headers.authorization ?? '');
     if (!match?.[1]) throw new AppError(401, 'UNAUTHORIZED', 'A bearer token is required (Authorization: Bearer <token>)');
-    const actor = await authenticate(db, match[1]);
-    if (!actor) throw new AppError(401, 'UNAUTHORIZED', 'The bearer token is invalid or revoked');
+    const hash = hashSecret(match[1]);
+    const key = hash.toString('hex');
+    let actor = cache.get(key);
+    if (!actor) {
+      actor = await authenticateHash(db, hash);
+      if (!actor) throw new AppError(401, 'UNAUTHORIZED', 'The bearer token is invalid or revoked');
+      cache.set(key, actor);
+    }
     req.actor = actor;
     next();
   };

@@ -82,6 +82,10 @@ export async function startHarness(opts: { logger?: Logger; rateLimitPerMinute?:
     db,
     logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
     rateLimitPerMinute: opts.rateLimitPerMinute,
+    // As in production (TOKEN_CACHE_SECONDS=5), so revocations through the API are tested with the cache.
+    tokenCacheSeconds: 5,
+    // As in production: every list a test reads after a write must come fresh from the database.
+    listCacheMb: 32,
   });
   const { team, token } = await createTeamWithAdmin(db, `test team ${randomUUID()}`);
   return {

@@ -1,5 +1,8 @@
 import net from 'node:net';
 import { createApp } from '../../../src/app';
+import { listenForRevocations } from '../../../src/auth/revocation-listener';
+import { createTokenCache } from '../../../src/auth/token-cache';
+import { hashSecret } from '../../../src/auth/tokens.service';
 import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
@@ -46,13 +49,18 @@ describeOnServer('database outage (PostgreSQL)', () => {
   let proxy: Proxy;
   let token: string;
   let app: ReturnType<typeof createApp>;
+  /** The database's URL through the proxy. */
+  const proxyUrl = () => {
+    const url = new URL(backend.kind === 'postgres' ? backend.url : '');
+    url.host = `127.0.0.1:${proxy.port}`;
+    return url.toString();
+  };
 
   beforeAll(async () => {
     const url = new URL(backend.kind === 'postgres' ? backend.url : '');
     proxy = new Proxy({ host: url.hostname, port: Number(url.port || 5432) });
     await proxy.start();
-    url.host = `127.0.0.1:${proxy.port}`;
-    db = createDb({ kind: 'postgres', url: url.toString() }, createLogger('silent'));
+    db = createDb({ kind: 'postgres', url: proxyUrl() }, createLogger('silent'));
     app = createApp({ db, logger: createLogger('silent') });
     token = (await createTeamWithAdmin(db, 'outage team')).token;
   });
@@ -81,5 +89,33 @@ describeOnServer('database outage (PostgreSQL)', () => {
     }
     expect(status).toBe(200);
     await api.as(undefined).get('/readyz').expect(200);
+  });
+
+  it('suspends the token cache while its revocation listener is cut off, and resumes once it reconnects', async () => {
+    const cache = createTokenCache(60_000);
+    const listener = listenForRevocations(proxyUrl(), cache, createLogger('silent'));
+    try {
+      await listener.ready;
+      const cached = new Api(createApp({ db, logger: createLogger('silent'), tokenCache: cache }), token);
+      const key = hashSecret(token).toString('hex');
+      const until = async (done: () => boolean, ms: number) => {
+        for (const start = Date.now(); !done() && Date.now() - start < ms; ) await new Promise((r) => setTimeout(r, 50));
+        return done();
+      };
+      await cached.get('/api/job-roles').expect(200);
+      expect(cache.get(key)).toBeDefined();
+
+      await proxy.stop();
+      // A notification sent now would be lost: nothing cached may be trusted until the listener is back.
+      expect(await until(() => cache.get(key) === undefined, 5000)).toBe(true);
+      await proxy.start();
+      // It reconnects (after 1 s, then 2 s, ...) and the cache serves again from empty.
+      expect(await until(() => {
+        cache.set(key, { teamId: 'probe', role: 'viewer', tokenId: 'probe', tokenName: 'probe' });
+        return cache.get(key) !== undefined;
+      }, 15_000)).toBe(true);
+    } finally {
+      await listener.close();
+    }
   });
 });

@@ -1,0 +1,51 @@
+import { createTokenCache } from '../../src/auth/token-cache';
+import type { Actor } from '../../src/auth/roles';
+
+const actor = (tokenId: string): Actor => ({ teamId: 'team', role: 'viewer', tokenId, tokenName: tokenId });
+
+describe('token cache', () => {
+  it('trusts an entry until it expires, then forgets it', () => {
+    let clock = 1000;
+    const cache = createTokenCache(5000, { maxEntries: 10, now: () => clock });
+    cache.set('h1', actor('t1'));
+    clock += 4999;
+    expect(cache.get('h1')?.tokenId).toBe('t1');
+    clock += 1;
+    expect(cache.get('h1')).toBeUndefined();
+  });
+
+  it('forgets a revoked token at once, and keeps the others', () => {
+    const cache = createTokenCache(5000);
+    cache.set('h1', actor('t1'));
+    cache.set('h2', actor('t2'));
+    cache.forgetToken('t1');
+    expect(cache.get('h1')).toBeUndefined();
+    expect(cache.get('h2')?.tokenId).toBe('t2');
+  });
+
+  it('keeps at most maxEntries, dropping the oldest', () => {
+    const cache = createTokenCache(5000, { maxEntries: 2 });
+    cache.set('h1', actor('t1'));
+    cache.set('h2', actor('t2'));
+    cache.set('h3', actor('t3'));
+    expect([cache.get('h1'), cache.get('h2')?.tokenId, cache.get('h3')?.tokenId]).toEqual([undefined, 't2', 't3']);
+  });
+
+  it('serves and keeps nothing while suspended, and resumes from empty', () => {
+    const cache = createTokenCache(5000);
+    cache.set('h1', actor('t1'));
+    cache.suspend();
+    expect(cache.get('h1')).toBeUndefined();
+    cache.set('h2', actor('t2'));
+    cache.resume();
+    expect([cache.get('h1'), cache.get('h2')]).toEqual([undefined, undefined]);
+    cache.set('h3', actor('t3'));
+    expect(cache.get('h3')?.tokenId).toBe('t3');
+  });
+
+  it('keeps nothing when the time to live is 0', () => {
+    const cache = createTokenCache(0);
+    cache.set('h1', actor('t1'));
+    expect(cache.get('h1')).toBeUndefined();
+  });
+});
