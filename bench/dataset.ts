@@ -199,6 +199,8 @@ export async function generate(db: Knex, size: Size, log: (line: string) => void
   await step('labor figures of every task, by the calculator', async () => {
     const projects: { id: string; currency: string }[] = await db('projects').where({ team_id: team }).select('id', 'currency');
     for (const project of projects) await refreshTaskLabor(db, team, project, 'all');
+    // Statistics of the freshly filled task_labor, as autovacuum would gather them a little later.
+    await db.raw('analyze task_labor');
   });
   await db('teams').where({ id: team }).update({ name: `bench ${size.name} v2` });
 }

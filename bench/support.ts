@@ -50,8 +50,8 @@ export async function postgresTarget(size: Size): Promise<DatabaseTarget> {
 }
 
 /** The built service as its own process; the rate limit is off (one address drives it far above any client). */
-export function startService(target: DatabaseTarget, port: number): ChildProcess {
-  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false', RATE_LIMIT_PER_MINUTE: '0' };
+export function startService(target: DatabaseTarget, port: number, settings: Record<string, string> = {}): ChildProcess {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false', RATE_LIMIT_PER_MINUTE: '0', ...settings };
   delete env.DATABASE_URL;
   delete env.DATA_DIR;
   delete env.ADMIN_TOKEN;
