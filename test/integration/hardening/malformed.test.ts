@@ -76,7 +76,9 @@ const badId = fc.oneof(
 
 /** A body that no route may accept: always has an unknown field, or is not an object, or is not JSON. */
 const badBody = fc.oneof(
-  fc.record({ kind: fc.constant('unknown field' as const), value: fc.dictionary(fc.string({ maxLength: 12 }), fc.anything(), { maxKeys: 4 }), extra: fc.anything() }),
+  // `extra` is never undefined: JSON drops a field whose value is undefined, and the unknown field with it
+  // (an empty PATCH is valid, so `{}` once got through and changed a member's updated_at).
+  fc.record({ kind: fc.constant('unknown field' as const), value: fc.dictionary(fc.string({ maxLength: 12 }), fc.anything(), { maxKeys: 4 }), extra: fc.anything().filter((v) => v !== undefined) }),
   fc.record({ kind: fc.constant('wrong types' as const), value: fc.dictionary(fc.constantFrom('name', 'fixed_cost', 'estimated_hours', 'hours', 'seconds', 'assignee_ids', 'roles', 'job_role_id', 'role', 'currency', 'budget', 'billable', 'parent_task_id', 'team_member_id', 'logged_at'), fc.oneof(fc.string(), fc.object(), fc.array(fc.anything()), fc.constant(null), fc.double(), fc.boolean()), { minKeys: 1, maxKeys: 5 }) }),
   fc.record({ kind: fc.constant('not an object' as const), value: fc.oneof(fc.array(fc.anything(), { maxLength: 3 }), fc.string(), fc.integer(), fc.constant(null), fc.boolean()) }),
   fc.record({
