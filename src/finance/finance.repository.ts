@@ -183,9 +183,6 @@ export type ListedRow = ListedFigures & {
   variance: string;
 };
 
-/** A list row also shows the task's assignees (stored as JSON text by labor.ts). */
-export type ListRow = ListedRow & { assignees_json: string | null };
-
 /** A stored roll-up column under the billable_filter: one kind's, or both kinds added. */
 function rolled(column: string): string {
   return `case :filter when 'billable' then l.tree_billable_${column} when 'non-billable' then l.tree_non_billable_${column}
@@ -194,20 +191,11 @@ function rolled(column: string): string {
 
 /**
  * The listed tasks of a project (a task is listed when it or a descendant passes the filter) with their
- * stored roll-ups under the filter, in creation order: the children of :parentId (null: the top level),
- * or with :allLevels every listed task.
+ * stored roll-ups under the filter (f): the children of :parentId (null: the top level), or with
+ * :allLevels every listed task.
  */
-function listedTasksSql(extraColumns: string): string {
-  return `select t.id, t.name, t.parent_task_id, t.billable, t.status, t.priority, t.phase,
-            f.sub_tasks as sub_tasks_count,
-            trim_scale(f.estimated_hours) as estimated_hours, trim_scale(f.logged_hours) as logged_hours,
-            trim_scale(f.estimated_labor_cost) as estimated_labor_cost, trim_scale(f.actual_labor_cost) as actual_labor_cost,
-            trim_scale(f.fixed_cost) as fixed_cost,
-            trim_scale(f.estimated_labor_cost + f.fixed_cost) as total_estimated_cost,
-            trim_scale(f.actual_labor_cost + f.fixed_cost) as total_actual_cost,
-            trim_scale(f.estimated_labor_cost - f.actual_labor_cost) as variance${extraColumns}
-     from tasks t
-     join task_labor l on l.team_id = t.team_id and l.task_id = t.id
+const LISTED_TASKS = `from tasks t
+     join task_labor l on l.team_id = t.team_id and l.project_id = t.project_id and l.task_id = t.id
      cross join lateral (
        select ${rolled('tasks')} as tasks,
               ${rolled('estimated_hours')} as estimated_hours,
@@ -220,23 +208,94 @@ function listedTasksSql(extraColumns: string): string {
      ) f
      where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null
        and (cast(:allLevels as boolean) or t.parent_task_id is not distinct from cast(:parentId as uuid))
-       and f.tasks > 0
-     order by t.created_at, t.id`;
+       and f.tasks > 0`;
+
+/** The eight figures (CONTRACT section 4) as exact numeric text, from the five rolled ones (`figure` names each). */
+function figureTexts(sum: (figure: string) => string): string {
+  return `${ROLLED_FIGURES.map((figure) => `trim_scale(${sum(figure)}) as ${figure}`).join(', ')},
+            trim_scale(${sum('estimated_labor_cost')} + ${sum('fixed_cost')}) as total_estimated_cost,
+            trim_scale(${sum('actual_labor_cost')} + ${sum('fixed_cost')}) as total_actual_cost,
+            trim_scale(${sum('estimated_labor_cost')} - ${sum('actual_labor_cost')}) as variance`;
 }
 
 type ListScope = { teamId: string; projectId: string; filter: 'all' | 'billable' | 'non-billable'; parentId: string | null };
 
-/** The rows of a project list under the filter, with their assignees. */
-export async function listRows(db: Knex, scope: ListScope): Promise<ListRow[]> {
-  const statement = db.raw(listedTasksSql(', l.assignees_json'), { ...scope, allLevels: false });
-  const result = await prepared(statement, 'finance_list_rows');
+/** Every listed task of a project under the filter, in creation order (what an export arranges into a tree). */
+export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>): Promise<ListedRow[]> {
+  const statement = db.raw(
+    `select t.id, t.name, t.parent_task_id, t.billable, t.status, t.priority, t.phase, f.sub_tasks as sub_tasks_count,
+            ${figureTexts((figure) => `f.${figure}`)}
+     ${LISTED_TASKS}
+     order by t.created_at, t.id`,
+    { ...scope, parentId: null, allLevels: true },
+  );
+  const result = await prepared(statement, 'finance_tree_rows');
   return result.rows;
 }
 
-/** Every listed task of a project under the filter (what an export arranges into a tree). */
-export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>): Promise<ListedRow[]> {
-  const statement = db.raw(listedTasksSql(''), { ...scope, parentId: null, allLevels: true });
-  const result = await prepared(statement, 'finance_tree_rows');
+/** A JSON value of a nullable text column. */
+const jsonText = (column: string) => `coalesce(to_json(${column})::text, 'null')`;
+
+/**
+ * A list row (CONTRACT section 4) as JSON text, in the contract's field order, rendered by PostgreSQL:
+ * a list holds thousands, and rendering them here keeps the service's single thread free (PostgreSQL
+ * works on each connection's statement in its own process). Figures are exact numeric text; the
+ * assignees are the JSON labor.ts stored. The integration tests check every list response against
+ * the OpenAPI document.
+ */
+const LIST_ROW_JSON = `'{"id":"' || t.id || '","name":' || to_json(t.name)::text || ',"project_id":"' || t.project_id
+       || '","billable":' || case when t.billable then 'true' else 'false' end || ',"currency":' || to_json(cast(:currency as text))::text
+       || ',"estimated_hours":' || trim_scale(f.estimated_hours) || ',"logged_hours":' || trim_scale(f.logged_hours)
+       || ',"estimated_labor_cost":' || trim_scale(f.estimated_labor_cost) || ',"actual_labor_cost":' || trim_scale(f.actual_labor_cost)
+       || ',"fixed_cost":' || trim_scale(f.fixed_cost)
+       || ',"total_estimated_cost":' || trim_scale(f.estimated_labor_cost + f.fixed_cost)
+       || ',"total_actual_cost":' || trim_scale(f.actual_labor_cost + f.fixed_cost)
+       || ',"parent_task_id":' || coalesce('"' || t.parent_task_id || '"', 'null') || ',"sub_tasks_count":' || f.sub_tasks
+       || ',"variance":' || trim_scale(f.estimated_labor_cost - f.actual_labor_cost)
+       || ',"status":' || ${jsonText('t.status')} || ',"priority":' || ${jsonText('t.priority')} || ',"phase":' || ${jsonText('t.phase')}
+       || ',"assignees":' || coalesce(l.assignees_json, '[]') || '}'`;
+
+export type ListGroupField = 'status' | 'priority' | 'phase';
+
+/** The group a list row falls in: its field's value, tasks with none in "None" (CONTRACT section 4). */
+export const NONE_GROUP = 'None';
+
+/** A project list in one row, or with groups one row for the whole list (group_name null) and one per group. */
+export type ListSummaryRow = ListedFigures & {
+  group_name: string | null;
+  /** The listed rows as a JSON array's items (whole list only). */
+  rows_json: string | null;
+  /** The group's task ids as a JSON array's items (groups only). */
+  ids_json: string | null;
+  total_estimated_cost: string;
+  total_actual_cost: string;
+  variance: string;
+};
+
+function listSql(groupBy: ListGroupField | undefined): string {
+  const sums = figureTexts((figure) => `coalesce(sum(${figure}), 0)`);
+  if (!groupBy) {
+    return `select null as group_name, string_agg(row_json, ',' order by created_at, id) as rows_json, null as ids_json, ${sums}
+     from (select t.created_at, t.id, f.*, ${LIST_ROW_JSON} as row_json ${LISTED_TASKS}) listed`;
+  }
+  // grouping sets: the whole list (grouping() = 1) and each group, from one pass over the rows.
+  return `select case when grouping(group_name) = 0 then group_name end as group_name,
+            case when grouping(group_name) = 1 then string_agg(row_json, ',' order by created_at, id) end as rows_json,
+            case when grouping(group_name) = 0 then string_agg('"' || id || '"', ',' order by created_at, id) end as ids_json,
+            ${sums}
+     from (select t.created_at, t.id, coalesce(t.${groupBy}, '${NONE_GROUP}') as group_name, f.*, ${LIST_ROW_JSON} as row_json
+           ${LISTED_TASKS}) listed
+     group by grouping sets ((), (group_name))`;
+}
+
+/**
+ * A project list under the filter, read and added up by one statement: the rows as JSON text in
+ * creation order with the list's sums and, with groupBy, each group's task ids and sums (exact numerics).
+ */
+export async function listSummary(db: Knex, scope: ListScope & { currency: string; groupBy?: ListGroupField }): Promise<ListSummaryRow[]> {
+  const { groupBy, ...bindings } = scope;
+  const statement = db.raw(listSql(groupBy), { ...bindings, allLevels: false });
+  const result = await prepared(statement, `finance_list_${groupBy ?? 'rows'}`);
   return result.rows;
 }
 

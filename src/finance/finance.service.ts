@@ -103,9 +103,10 @@ export async function fixedCostHistory(db: Knex, teamId: string, taskId: string)
 }
 
 /*
- * Project lists. The roll-ups are stored (labor.ts, refreshRollups): one query reads the listed tasks
- * with their rolled-up figures under the filter, summed by PostgreSQL as exact numerics. Only the
- * list's totals and groups are added up here, with exact fixed-point sums (fixed-point.ts).
+ * Project lists and exports. The roll-ups are stored (labor.ts, refreshRollups): one statement reads
+ * the listed tasks with their rolled-up figures under the filter. A list's rows, totals and groups are
+ * rendered and summed by PostgreSQL (exact numerics); an export's totals are added up here with exact
+ * fixed-point sums (fixed-point.ts).
  */
 
 /** The eight figures of a list row or a sum of rows, as exact decimal text. */
@@ -150,49 +151,31 @@ async function withProject<T>(db: Knex, teamId: string, projectId: string, paren
   return { project, rows: result };
 }
 
+const FIGURES = [...repo.ROLLED_FIGURES, 'total_estimated_cost', 'total_actual_cost', 'variance'] as const;
+
+/** The eight figures as JSON numbers, in the contract's order. */
 function jsonFigures(figures: FigureTexts) {
-  return Object.fromEntries(Object.entries(figures).map(([field, text]) => [field, numericJson(text)]));
-}
-
-const quoted = (value: string | null) => JSON.stringify(value);
-/** A uuid column's text needs no escaping. */
-const uuidJson = (value: string | null) => (value === null ? 'null' : `"${value}"`);
-
-/**
- * A list row (CONTRACT section 4) as JSON text, in the contract's field order: a project list writes
- * thousands, and this is several times faster than the generic writer. Figures are PostgreSQL's exact
- * numeric text, the assignees the JSON labor.ts stored; the integration tests check every list
- * response against the OpenAPI document.
- */
-function listRowJson(row: repo.ListRow, project: { id: string; currency: string }): string {
-  return (
-    `{"id":${uuidJson(row.id)},"name":${quoted(row.name)},"project_id":${uuidJson(project.id)},"billable":${row.billable},` +
-    `"currency":${quoted(project.currency)},"estimated_hours":${row.estimated_hours},"logged_hours":${row.logged_hours},` +
-    `"estimated_labor_cost":${row.estimated_labor_cost},"actual_labor_cost":${row.actual_labor_cost},"fixed_cost":${row.fixed_cost},` +
-    `"total_estimated_cost":${row.total_estimated_cost},"total_actual_cost":${row.total_actual_cost},` +
-    `"parent_task_id":${uuidJson(row.parent_task_id)},"sub_tasks_count":${row.sub_tasks_count},"variance":${row.variance},` +
-    `"status":${quoted(row.status)},"priority":${quoted(row.priority)},"phase":${quoted(row.phase)},"assignees":${row.assignees_json ?? '[]'}}`
-  );
+  return Object.fromEntries(FIGURES.map((field) => [field, numericJson(figures[field])]));
 }
 
 /**
- * One row per listed task: the sums over the task and its descendants that pass the filter. `project`
- * is read before the rows (never beside them), so the rows are at least as new as its revision.
+ * A project list: the listed rows (rendered by PostgreSQL, see finance.repository.ts) with their sums
+ * and groups, from one statement. `project` is read before the rows (never beside them), so the rows
+ * are at least as new as its revision.
  */
 export async function listProjectTasks(db: Knex, teamId: string, project: ProjectRow, query: ProjectTasksQuery) {
   const parentId = query.parent_task_id?.toLowerCase() ?? null;
-  const [parent, rows] = await Promise.all([
-    findListParent(db, teamId, parentId),
-    repo.listRows(db, { teamId, projectId: project.id, filter: query.billable_filter, parentId }),
-  ]);
+  const scope = { teamId, projectId: project.id, filter: query.billable_filter, parentId, currency: project.currency, groupBy: query.group_by };
+  const [parent, summary] = await Promise.all([findListParent(db, teamId, parentId), repo.listSummary(db, scope)]);
   checkListParent(parentId, parent, project.id);
+  const whole = summary.find((row) => row.group_name === null) as repo.ListSummaryRow;
   const { id, name, currency, budget } = presentProject(project);
   const body: Record<string, unknown> = {
     project: { id, name, currency, budget },
-    tasks: new JsonText(`[${rows.map((row) => listRowJson(row, project)).join(',')}]`),
-    totals: jsonFigures(sumRows(rows)),
+    tasks: new JsonText(`[${whole.rows_json ?? ''}]`),
+    totals: jsonFigures(whole),
   };
-  if (query.group_by) body.groups = groupRows(rows, query.group_by);
+  if (query.group_by) body.groups = presentListGroups(summary);
   return body;
 }
 
@@ -217,16 +200,11 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
   return { project: { id: project.id, name: project.name, currency: project.currency }, rows: listed, totals: sumRows(starting) };
 }
 
-const NONE_GROUP = 'None';
-
-function groupRows(rows: readonly repo.ListRow[], field: 'status' | 'priority' | 'phase') {
-  const groups = groupBy(rows, (row) => row[field] ?? NONE_GROUP);
-  const rank = (name: string) => (name === NONE_GROUP ? 1 : 0);
-  return [...groups.entries()]
-    .sort(([a], [b]) => rank(a) - rank(b) || compareText(a, b))
-    .map(([groupName, members]) => ({
-      group_name: groupName,
-      task_ids: members.map((row) => row.id),
-      ...jsonFigures(sumRows(members)),
-    }));
+/** Groups in name order, "None" last (CONTRACT section 4). */
+function presentListGroups(summary: readonly repo.ListSummaryRow[]) {
+  const rank = (name: string) => (name === repo.NONE_GROUP ? 1 : 0);
+  return summary
+    .filter((row): row is repo.ListSummaryRow & { group_name: string } => row.group_name !== null)
+    .sort((a, b) => rank(a.group_name) - rank(b.group_name) || compareText(a.group_name, b.group_name))
+    .map((row) => ({ group_name: row.group_name, task_ids: new JsonText(`[${row.ids_json ?? ''}]`), ...jsonFigures(row) }));
 }

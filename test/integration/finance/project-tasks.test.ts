@@ -186,6 +186,41 @@ describe('GET /api/project-finance/project/:project_id/tasks', () => {
     }
   });
 
+  it('writes any name and label exactly, and orders groups by code point', async () => {
+    // PostgreSQL renders list rows: quotes, backslashes, HTML and characters outside the BMP must come
+    // back as they were sent, and groups sort by code point (U+FF21 before an emoji; UTF-16 would not).
+    const project = await createProject(h.api, { currency: 'EUR' });
+    const labels = ['b', 'B', '\u00C4 "q" \\ </script>', '\uFF21', '\u{1F600}', null];
+    const created: { id: string; name: string; status: string | null }[] = [];
+    for (const [i, status] of labels.entries()) {
+      const name = `${status ?? 'none'} \u2028 \u{1F4B6} "${i}" \\n`;
+      const task = await createTask(h.api, project.id, { name, estimated_hours: i + 1 });
+      if (status !== null) await h.api.patch(`/api/tasks/${task.id}`, { status }).expect(200);
+      created.push({ id: task.id, name, status });
+    }
+    const res = await h.api.get(`/api/project-finance/project/${project.id}/tasks?group_by=status`).expect(200);
+    const body: ListBody = res.body.body;
+    expect(body.tasks.map((r) => [r.id, r.name, r.status, r.currency, r.estimated_hours])).toEqual(created.map((c, i) => [c.id, c.name, c.status, 'EUR', i + 1]));
+    const idAt = (i: number) => created[i]?.id;
+    expect(body.groups?.map((g) => [g.group_name, g.task_ids, g.estimated_hours])).toEqual([
+      ['B', [idAt(1)], 2],
+      ['b', [idAt(0)], 1],
+      [labels[2], [idAt(2)], 3],
+      ['\uFF21', [idAt(3)], 4],
+      ['\u{1F600}', [idAt(4)], 5],
+      ['None', [idAt(5)], 6],
+    ]);
+    expect(body.totals.estimated_hours).toBe(21);
+  });
+
+  it('lists an empty project with zero totals, and no groups', async () => {
+    const project = await createProject(h.api);
+    const body: ListBody = (await h.api.get(`/api/project-finance/project/${project.id}/tasks?group_by=phase`).expect(200)).body.body;
+    expect(body.tasks).toEqual([]);
+    expect(body.groups).toEqual([]);
+    expect(Object.values(body.totals)).toEqual(SUM_FIELDS.map(() => 0));
+  });
+
   /** A project with two members on different rates (`dear` and `cheap`), both assigned to one task. */
   async function twoRateTask(names: { dear: string; cheap: string }, rates: { dear: number; cheap: number }, estimatedHours: number) {
     const project = await createProject(h.api);
