@@ -8,7 +8,10 @@ import type { Knex } from 'knex';
  *     parses them into floats;
  *   - its subtree's roll-up (itself and its non-archived descendants), split by billable and
  *     non-billable tasks so every billable_filter reads it: task counts, the five summed figures, and
- *     how many children hold tasks of each kind, so a project list reads one row per listed task.
+ *     how many children hold tasks of each kind, so a project list reads one row per listed task;
+ *   - the row a project list shows for it under billable_filter=all, as JSON text, rendered with the
+ *     roll-up (every write that changes a task, its assignees, figures or project currency refreshes
+ *     its chain's roll-ups), so the common list reads stored text instead of rendering thousands of rows.
  * And each project's revision, bumped by every write to the project (see projects.repository's
  * findProject), so a cached project list can be checked for freshness with one indexed read.
  * Rows that existed before this migration are filled by refreshStaleLabor() (src/finance/labor.ts),
@@ -38,12 +41,13 @@ export async function up(knex: Knex): Promise<void> {
       // Unbounded numeric: sums of a whole subtree, exact.
       for (const figure of FIGURES) t.specificType(`tree_${kind}_${figure}`, 'numeric');
     }
+    t.text('list_row_json');
   });
 }
 
 export async function down(knex: Knex): Promise<void> {
   await knex.schema.alterTable('task_labor', (t) => {
-    t.dropColumns('members_json', 'grouped_members_json', 'assignees_json', ...ROLLUP_COLUMNS);
+    t.dropColumns('members_json', 'grouped_members_json', 'assignees_json', ...ROLLUP_COLUMNS, 'list_row_json');
   });
   await knex.schema.alterTable('projects', (t) => {
     t.dropColumn('revision');

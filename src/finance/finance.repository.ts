@@ -237,23 +237,33 @@ export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>): Pr
 const jsonText = (column: string) => `coalesce(to_json(${column})::text, 'null')`;
 
 /**
- * A list row (CONTRACT section 4) as JSON text, in the contract's field order, rendered by PostgreSQL:
- * a list holds thousands, and rendering them here keeps the service's single thread free (PostgreSQL
- * works on each connection's statement in its own process). Figures are exact numeric text; the
- * assignees are the JSON labor.ts stored. The integration tests check every list response against
- * the OpenAPI document.
+ * A list row (CONTRACT section 4) as JSON text, in the contract's field order, rendered by PostgreSQL
+ * from a task (t), its labor row (l), its five rolled-up figures and sub-task count under a filter,
+ * and its project's currency as JSON. Figures are exact numeric text; the assignees are the JSON
+ * labor.ts stored. The integration tests check every list response against the OpenAPI document.
  */
-const LIST_ROW_JSON = `'{"id":"' || t.id || '","name":' || to_json(t.name)::text || ',"project_id":"' || t.project_id
-       || '","billable":' || case when t.billable then 'true' else 'false' end || ',"currency":' || to_json(cast(:currency as text))::text
-       || ',"estimated_hours":' || trim_scale(f.estimated_hours) || ',"logged_hours":' || trim_scale(f.logged_hours)
-       || ',"estimated_labor_cost":' || trim_scale(f.estimated_labor_cost) || ',"actual_labor_cost":' || trim_scale(f.actual_labor_cost)
-       || ',"fixed_cost":' || trim_scale(f.fixed_cost)
-       || ',"total_estimated_cost":' || trim_scale(f.estimated_labor_cost + f.fixed_cost)
-       || ',"total_actual_cost":' || trim_scale(f.actual_labor_cost + f.fixed_cost)
-       || ',"parent_task_id":' || coalesce('"' || t.parent_task_id || '"', 'null') || ',"sub_tasks_count":' || f.sub_tasks
-       || ',"variance":' || trim_scale(f.estimated_labor_cost - f.actual_labor_cost)
+function listRowJson(figure: (name: (typeof ROLLED_FIGURES)[number]) => string, subTasks: string, currencyJson: string): string {
+  const number = (expression: string) => `trim_scale(${expression})`;
+  return `'{"id":"' || t.id || '","name":' || to_json(t.name)::text || ',"project_id":"' || t.project_id
+       || '","billable":' || case when t.billable then 'true' else 'false' end || ',"currency":' || ${currencyJson}
+       || ',"estimated_hours":' || ${number(figure('estimated_hours'))} || ',"logged_hours":' || ${number(figure('logged_hours'))}
+       || ',"estimated_labor_cost":' || ${number(figure('estimated_labor_cost'))} || ',"actual_labor_cost":' || ${number(figure('actual_labor_cost'))}
+       || ',"fixed_cost":' || ${number(figure('fixed_cost'))}
+       || ',"total_estimated_cost":' || ${number(`${figure('estimated_labor_cost')} + ${figure('fixed_cost')}`)}
+       || ',"total_actual_cost":' || ${number(`${figure('actual_labor_cost')} + ${figure('fixed_cost')}`)}
+       || ',"parent_task_id":' || coalesce('"' || t.parent_task_id || '"', 'null') || ',"sub_tasks_count":' || ${subTasks}
+       || ',"variance":' || ${number(`${figure('estimated_labor_cost')} - ${figure('actual_labor_cost')}`)}
        || ',"status":' || ${jsonText('t.status')} || ',"priority":' || ${jsonText('t.priority')} || ',"phase":' || ${jsonText('t.phase')}
        || ',"assignees":' || coalesce(l.assignees_json, '[]') || '}'`;
+}
+
+/**
+ * A listed row's JSON: under billable_filter=all the one refreshRollups stored (l.list_row_json), else
+ * (or while a migration has left it empty) rendered here. Rendering in PostgreSQL keeps the service's
+ * single thread free: each connection's statement runs in its own process.
+ */
+const LIST_ROW_JSON = `case when :filter = 'all' and l.list_row_json is not null then l.list_row_json
+       else ${listRowJson((figure) => `f.${figure}`, 'f.sub_tasks', 'to_json(cast(:currency as text))::text')} end`;
 
 export type ListGroupField = 'status' | 'priority' | 'phase';
 
@@ -336,6 +346,13 @@ const ROLLUP_SUMS = Object.entries(KIND_FILTER)
 
 const ROLLED_COLUMNS = Object.keys(KIND_FILTER).flatMap((kind) => [`tree_${kind}_tasks`, `children_${kind}`, ...ROLLED_FIGURES.map((figure) => `tree_${kind}_${figure}`)]);
 
+/** The row a list shows under billable_filter=all, from the roll-up being stored (r) and the task (t). */
+const STORED_LIST_ROW_JSON = listRowJson(
+  (figure) => `(r.tree_billable_${figure} + r.tree_non_billable_${figure})`,
+  'r.children',
+  'to_json(p.currency)::text',
+);
+
 /** The tasks whose roll-ups a refresh recomputes: a `target (id)` CTE (recursive when it climbs to ancestors). */
 const ROLLUP_TARGETS_OF = {
   all: `target (id) as (
@@ -375,8 +392,11 @@ function rollupSql(targets: string): string {
        group by w.root
      )
      update task_labor l
-     set children = r.children, ${ROLLED_COLUMNS.map((column) => `${column} = r.${column}`).join(', ')}
+     set children = r.children, ${ROLLED_COLUMNS.map((column) => `${column} = r.${column}`).join(', ')},
+         list_row_json = ${STORED_LIST_ROW_JSON}
      from rolled r
+     cross join lateral (select * from tasks t where t.team_id = :teamId and t.id = r.root offset 0) t
+     cross join lateral (select p.currency from projects p where p.team_id = :teamId and p.id = :projectId offset 0) p
      where l.team_id = :teamId and l.task_id = any(array(select root from rolled)) and l.task_id = r.root`;
 }
 

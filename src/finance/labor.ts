@@ -91,14 +91,17 @@ export async function refreshStaleLabor(db: Knex): Promise<number> {
       this.on('l.team_id', 't.team_id').andOn('l.task_id', 't.id');
     })
     .whereNull('t.archived_at')
-    .where((q) => q.whereNull('l.task_id').orWhereNull('l.members_json').orWhereNull('l.children'))
+    .where((q) => q.whereNull('l.task_id').orWhereNull('l.members_json').orWhereNull('l.children').orWhereNull('l.list_row_json'))
     .distinct('t.team_id', 't.project_id')
     .orderBy(['t.team_id', 't.project_id']);
-  for (const { team_id: teamId, project_id: projectId } of stale) {
-    await db.transaction(async (trx) => {
-      const project = await findProject(trx, teamId, projectId, 'update');
-      if (project) await refreshTaskLabor(trx, teamId, project, 'all');
-    });
-  }
+  for (const { team_id: teamId, project_id: projectId } of stale) await refreshProjectLabor(db, teamId, projectId);
   return stale.length;
+}
+
+/** Recomputes and stores everything labor.ts stores for one project's tasks, in one transaction under its row lock. */
+export async function refreshProjectLabor(db: Knex, teamId: string, projectId: string): Promise<void> {
+  await db.transaction(async (trx) => {
+    const project = await findProject(trx, teamId, projectId, 'update');
+    if (project) await refreshTaskLabor(trx, teamId, project, 'all');
+  });
 }

@@ -11,6 +11,7 @@ import {
   logTime,
   setRateCard,
 } from '../../support/fixtures';
+import { refreshProjectLabor } from '../../../src/finance/labor';
 
 /*
  * Random projects built through the API (random trees up to three levels below the top, assignees,
@@ -63,6 +64,15 @@ const modelArb = fc.record({
       fc.record({ kind: fc.constant('move' as const), task: fc.nat(8), parent: fc.option(fc.nat(8), { nil: null }) }),
       fc.record({ kind: fc.constant('avatar' as const), member: fc.nat(4), avatar: fc.option(fc.nat(3), { nil: null }) }),
       fc.record({ kind: fc.constant('archive' as const), task: fc.nat(8) }),
+      fc.record({
+        kind: fc.constant('relabel' as const),
+        task: fc.nat(8),
+        name: fc.constantFrom('Plan "A" \\ 1', '\u{1F4B6} costs', 'Docs'),
+        status: fc.constantFrom('todo', 'done', null),
+        priority: fc.constantFrom('high', null),
+        phase: fc.constantFrom('Build', '\u00C4', null),
+      }),
+      fc.record({ kind: fc.constant('currency' as const) }),
     ),
     { maxLength: 6 },
   ),
@@ -145,6 +155,7 @@ async function applyChanges(
 ) {
   const { projectId, roles, members, tasks, logs, toAmount } = built;
   const rates = [...model.rates];
+  let currency: string = model.currency;
   const live = () => tasks.filter((t) => !t.archived);
   for (const change of model.changes) {
     const task = live()[('task' in change ? change.task : 0) % Math.max(live().length, 1)];
@@ -205,6 +216,14 @@ async function applyChanges(
       case 'archive':
         if (task) await archive(tasks, tasks.indexOf(task));
         break;
+      case 'relabel':
+        if (task) await h.api.patch(`/api/tasks/${task.id}`, { name: change.name, status: change.status, priority: change.priority, phase: change.phase }).expect(200);
+        break;
+      case 'currency':
+        // Same minor unit (USD and EUR, JPY and KRW), so the amounts stay valid: every row shows the new one.
+        currency = { USD: 'EUR', EUR: 'USD', JPY: 'KRW', KRW: 'JPY' }[currency] as string;
+        await h.api.patch(`/api/projects/${projectId}`, { currency }).expect(200);
+        break;
     }
   }
 }
@@ -214,6 +233,27 @@ type List = { tasks: Row[]; totals: Record<string, number>; groups: ({ group_nam
 
 async function list(projectId: string, query: string): Promise<List> {
   return (await h.api.get(`/api/project-finance/project/${projectId}/tasks?group_by=status${query}`).expect(200)).body.body;
+}
+
+/** Every list level of a project: the top (null) and each live task's children. */
+const levels = (tasks: ModelTask[]): (string | null)[] => [null, ...tasks.filter((t) => !t.archived).map((t) => t.id)];
+
+/**
+ * The rows a billable_filter=all list shows are stored (refreshed by each write); every other list is
+ * rendered at read time by the same SQL. With the stored rows emptied, the service renders them all:
+ * the two lists must be identical, field for field. Then they are stored again, as a migration would.
+ */
+async function expectStoredRowsAsRendered(projectId: string, parents: (string | null)[]) {
+  const query = (parentId: string | null) => (parentId ? `&parent_task_id=${parentId}` : '');
+  const stored = [];
+  for (const parentId of parents) stored.push(await list(projectId, query(parentId)));
+  // The revision bump makes the list cache miss, as any write would.
+  await h.db.raw('update task_labor set list_row_json = null where team_id = ? and project_id = ?', [h.teamId, projectId]);
+  await h.db.raw('update projects set revision = revision + 1 where team_id = ? and id = ?', [h.teamId, projectId]);
+  const rendered = [];
+  for (const parentId of parents) rendered.push(await list(projectId, query(parentId)));
+  expect(stored).toEqual(rendered);
+  await refreshProjectLabor(h.db, h.teamId, projectId);
 }
 
 function checkSums(body: List) {
@@ -242,10 +282,10 @@ it('keeps the project list, its totals and groups equal to the breakdowns for ra
         if (!live.some((t) => t.parent !== null && tasks[t.parent]?.id === task.id)) expect(stored).toEqual(await breakdown(h.api, task.id, true));
       }
 
-      const subtree = (index: number): number[] => [index, ...tasks.flatMap((t, j) => (t.parent === index && !t.archived ? subtree(j) : []))];
-      const levels: (string | null)[] = [null, ...live.map((t) => t.id)];
+      await expectStoredRowsAsRendered(projectId, levels(tasks));
 
-      for (const parentId of levels) {
+      const subtree = (index: number): number[] => [index, ...tasks.flatMap((t, j) => (t.parent === index && !t.archived ? subtree(j) : []))];
+      for (const parentId of levels(tasks)) {
         const parentQuery = parentId ? `&parent_task_id=${parentId}` : '';
         const all = await list(projectId, parentQuery);
         checkSums(all);
