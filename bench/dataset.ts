@@ -199,8 +199,9 @@ export async function generate(db: Knex, size: Size, log: (line: string) => void
   await step('labor figures of every task, by the calculator', async () => {
     const projects: { id: string; currency: string }[] = await db('projects').where({ team_id: team }).select('id', 'currency');
     for (const project of projects) await refreshTaskLabor(db, team, project, 'all');
-    // Statistics of the freshly filled task_labor, as autovacuum would gather them a little later.
-    await db.raw('analyze task_labor');
+    // The labor step inserts then updates every row: vacuum the dead versions and gather statistics,
+    // as autovacuum would a little later, so every run starts from the same state.
+    await db.raw('vacuum analyze task_labor');
   });
   await db('teams').where({ id: team }).update({ name: `bench ${size.name} v2` });
 }

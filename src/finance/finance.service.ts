@@ -172,7 +172,7 @@ export async function listProjectTasks(db: Knex, teamId: string, project: Projec
   const { id, name, currency, budget } = presentProject(project);
   const body: Record<string, unknown> = {
     project: { id, name, currency, budget },
-    tasks: new JsonText(`[${whole.rows_json ?? ''}]`),
+    tasks: new JsonText('[', whole.rows_json ?? '', ']'),
     totals: jsonFigures(whole),
   };
   if (query.group_by) body.groups = presentListGroups(summary);
@@ -206,5 +206,5 @@ function presentListGroups(summary: readonly repo.ListSummaryRow[]) {
   return summary
     .filter((row): row is repo.ListSummaryRow & { group_name: string } => row.group_name !== null)
     .sort((a, b) => rank(a.group_name) - rank(b.group_name) || compareText(a.group_name, b.group_name))
-    .map((row) => ({ group_name: row.group_name, task_ids: new JsonText(`[${row.ids_json ?? ''}]`), ...jsonFigures(row) }));
+    .map((row) => ({ group_name: row.group_name, task_ids: new JsonText('[', row.ids_json ?? '', ']'), ...jsonFigures(row) }));
 }

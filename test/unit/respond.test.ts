@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { JsonText, toJson } from '../../src/http/respond';
+import { JsonText, jsonBytes, toJson } from '../../src/http/respond';
 import { Decimal } from '../../src/finance/money';
 
 describe('toJson', () => {
@@ -20,6 +20,21 @@ describe('toJson', () => {
 
   it('writes JsonText fragments as they are', () => {
     expect(toJson({ x: new JsonText('12.50'), y: [new JsonText('{"k":[1,2]}')] })).toBe('{"x":12.50,"y":[{"k":[1,2]}]}');
+  });
+
+  it('writes JsonText given in pieces, large or small, as one text', () => {
+    const row = '{"name":"\u00C4 \u{1F4B6} \\"x\\""}';
+    const rows = Array.from({ length: 3000 }, () => row).join(','); // over the 64 KB a piece is kept apart at
+    const body = { tasks: new JsonText('[', rows, ']'), n: 1, t: new JsonText('2.50'), u: undefined };
+    const expected = `{"tasks":[${rows}],"n":1,"t":2.50}`;
+    expect(toJson(body)).toBe(expected);
+    expect(jsonBytes(body).equals(Buffer.from(expected, 'utf8'))).toBe(true);
+    expect(JSON.parse(jsonBytes(body).toString('utf8')).tasks).toHaveLength(3000);
+  });
+
+  it('encodes to the same bytes as Buffer.from(JSON.stringify(...)) for any value without decimals', () => {
+    const value = fc.oneof(fc.jsonValue(), fc.dictionary(fc.string({ unit: 'binary' }), fc.string({ unit: 'binary', maxLength: 100 })));
+    fc.assert(fc.property(value, (v) => expect(jsonBytes(v).equals(Buffer.from(JSON.stringify(v) ?? 'null', 'utf8'))).toBe(true)));
   });
 
   it('refuses values JSON cannot carry exactly', () => {
