@@ -1,5 +1,5 @@
 /*
- * Exact sums of the stored figures, fast enough for a 10,000-task project list: every figure column
+ * Exact sums of the stored figures, fast enough for a 10,000-task project export: every figure column
  * has at most 4 decimals (hours numeric(_, 2), money numeric(_, 4)), so each is held as a BigInt
  * count of ten-thousandths. Parsing and formatting are exact; there is no rounding here (the values
  * are already rounded by the calculator, and sums of rounded values are what the contract adds up).
