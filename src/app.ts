@@ -7,6 +7,7 @@ import { TokenCache, createTokenCache } from './auth/token-cache';
 import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/finance.router';
 import { createListCache } from './finance/list-cache';
+import { createLimiter } from './limiter';
 import { requireToken, roleByMethod } from './http/auth';
 import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
 import { createMetrics } from './http/metrics';
@@ -30,13 +31,15 @@ export type AppDeps = {
   tokenCache?: TokenCache;
   /** Memory for rendered project lists (finance/list-cache.ts), in MB; 0 renders every list. */
   listCacheMb?: number;
+  /** How many project lists are read and rendered at once; the others wait their turn. */
+  listRenders?: number;
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
 /** Builds the Express app (no listen), so tests drive it in-process. */
 export function createApp(deps: AppDeps): Express {
-  const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0 } = deps;
+  const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0, listRenders = 3 } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -81,7 +84,7 @@ export function createApp(deps: AppDeps): Express {
   const tokenCache = deps.tokenCache ?? createTokenCache(tokenCacheSeconds * 1000);
   api.use(requireToken(db, tokenCache), roleByMethod);
   api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
-  api.use(financeRouter(db, createListCache(listCacheMb * 1024 * 1024)));
+  api.use(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), createLimiter(listRenders)));
   api.use(jobRolesRouter(db));
   api.use(teamMembersRouter(db));
   api.use(projectsRouter(db));

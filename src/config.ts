@@ -16,6 +16,7 @@ const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(12000),
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   LIST_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
+  LIST_RENDERS: z.coerce.number().int().min(1).max(64).default(3),
 });
 
 export type Config = {
@@ -32,6 +33,8 @@ export type Config = {
   tokenCacheSeconds: number;
   /** Memory for rendered project lists, checked against the project's revision; 0 renders every list. */
   listCacheMb: number;
+  /** How many project lists are read and rendered at once; the others wait (bounds memory). */
+  listRenders: number;
 };
 
 /** Reads the environment (and `.env`, which never overrides a variable already set) once. */
@@ -55,5 +58,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
     tokenCacheSeconds: c.TOKEN_CACHE_SECONDS,
     listCacheMb: c.LIST_CACHE_MB,
+    listRenders: c.LIST_RENDERS,
   };
 }

@@ -25,7 +25,7 @@ async function main(): Promise<void> {
   // is opened by this process alone, so revocations can only come through this instance.
   const tokenCache = createTokenCache(config.tokenCacheSeconds * 1000);
   const revocations = target.kind === 'postgres' ? listenForRevocations(target.url, tokenCache, logger) : undefined;
-  const app = createApp({ db, logger, rateLimitPerMinute: config.rateLimitPerMinute, tokenCache, listCacheMb: config.listCacheMb });
+  const app = createApp({ db, logger, rateLimitPerMinute: config.rateLimitPerMinute, tokenCache, listCacheMb: config.listCacheMb, listRenders: config.listRenders });
   const server: Server = app.listen(config.port, config.host);
   await new Promise<void>((resolve, reject) => {
     server.once('listening', resolve);

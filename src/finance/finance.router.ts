@@ -3,13 +3,15 @@ import type { Knex } from 'knex';
 import { actorOf } from '../http/auth';
 import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/respond';
 import { getProject } from '../projects/projects.service';
+import type { Limiter } from '../limiter';
 import type { ListCache } from './list-cache';
 import { parseBody, parseId, parseQuery } from '../http/validate';
 import { toCsv, toXlsx } from './finance.export';
 import { breakdownQuery, exportQuery, fixedCostBody, projectTasksQuery } from './finance.schemas';
 import * as service from './finance.service';
 
-export function financeRouter(db: Knex, listCache: ListCache): Router {
+/** `renders` bounds how many project lists are read and rendered at once (each can be megabytes). */
+export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter): Router {
   const router = Router();
   router.get('/project-finance/task/:id/breakdown', async (req, res) => {
     const id = parseId(req.params.id);
@@ -26,7 +28,7 @@ export function financeRouter(db: Knex, listCache: ListCache): Router {
     const key = [teamId, project.id, query.billable_filter, query.parent_task_id?.toLowerCase() ?? '', query.group_by ?? ''].join('|');
     let body = listCache.get(key, project.revision);
     if (!body) {
-      body = jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query)));
+      body = await renders.run(async () => jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query))));
       listCache.set(key, project.revision, body);
     }
     sendJsonBytes(res, 200, body);

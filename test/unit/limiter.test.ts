@@ -1,0 +1,54 @@
+import { createLimiter } from '../../src/limiter';
+
+/** A task that records how many run beside it and ends when `finish` is called. */
+function gate() {
+  let finish!: () => void;
+  const done = new Promise<void>((resolve) => (finish = resolve));
+  return { done, finish };
+}
+
+describe('createLimiter', () => {
+  it('runs at most max tasks at once, the rest in arrival order, and releases a slot when a task fails', async () => {
+    const limiter = createLimiter(2);
+    let running = 0;
+    let most = 0;
+    const started: number[] = [];
+    const gates = Array.from({ length: 5 }, gate);
+    const results = gates.map((g, i) =>
+      limiter.run(async () => {
+        started.push(i);
+        running++;
+        most = Math.max(most, running);
+        await g.done;
+        running--;
+        if (i === 1) throw new Error('task 1 failed');
+        return i;
+      }),
+    );
+    const outcomes = Promise.allSettled(results); // handled from the start: task 1 rejects before the end
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    await settle();
+    expect(started).toEqual([0, 1]);
+    gates[1]?.finish(); // fails: its slot must still go to the next task
+    await settle();
+    expect(started).toEqual([0, 1, 2]);
+    for (const g of gates) g.finish();
+    expect((await outcomes).map((o) => (o.status === 'fulfilled' ? o.value : 'failed'))).toEqual([0, 'failed', 2, 3, 4]);
+    expect(started).toEqual([0, 1, 2, 3, 4]);
+    expect(most).toBe(2);
+    // Every slot came back, and no more than that: of three new tasks, two start at once.
+    const later = [gate(), gate(), gate()];
+    let startedLater = 0;
+    const all = later.map((g) =>
+      limiter.run(() => {
+        startedLater++;
+        return g.done;
+      }),
+    );
+    await settle();
+    expect(startedLater).toBe(2);
+    later.forEach((g) => g.finish());
+    await Promise.all(all);
+    expect(startedLater).toBe(3);
+  });
+});
