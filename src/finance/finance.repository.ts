@@ -210,12 +210,28 @@ const LISTED_TASKS = `from tasks t
        and (cast(:allLevels as boolean) or t.parent_task_id is not distinct from cast(:parentId as uuid))
        and f.tasks > 0`;
 
-/** The eight figures (CONTRACT section 4) as exact numeric text, from the five rolled ones (`figure` names each). */
-function figureTexts(sum: (figure: string) => string): string {
-  return `${ROLLED_FIGURES.map((figure) => `trim_scale(${sum(figure)}) as ${figure}`).join(', ')},
-            trim_scale(${sum('estimated_labor_cost')} + ${sum('fixed_cost')}) as total_estimated_cost,
-            trim_scale(${sum('actual_labor_cost')} + ${sum('fixed_cost')}) as total_actual_cost,
-            trim_scale(${sum('estimated_labor_cost')} - ${sum('actual_labor_cost')}) as variance`;
+type RolledFigure = (typeof ROLLED_FIGURES)[number];
+type Figure = RolledFigure | 'total_estimated_cost' | 'total_actual_cost' | 'variance';
+
+/**
+ * The eight figures of CONTRACT section 4 as SQL expressions of the five rolled ones (`figure` gives
+ * each): the fixed cost counts in both totals, and variance is their difference.
+ */
+function figureExpressions(figure: (name: RolledFigure) => string): Record<Figure, string> {
+  const rolled = Object.fromEntries(ROLLED_FIGURES.map((name) => [name, figure(name)])) as Record<RolledFigure, string>;
+  return {
+    ...rolled,
+    total_estimated_cost: `${rolled.estimated_labor_cost} + ${rolled.fixed_cost}`,
+    total_actual_cost: `${rolled.actual_labor_cost} + ${rolled.fixed_cost}`,
+    variance: `${rolled.estimated_labor_cost} - ${rolled.actual_labor_cost}`,
+  };
+}
+
+/** The eight figures as exact numeric text columns. */
+function figureTexts(figure: (name: RolledFigure) => string): string {
+  return Object.entries(figureExpressions(figure))
+    .map(([name, expression]) => `trim_scale(${expression}) as ${name}`)
+    .join(', ');
 }
 
 type ListScope = { teamId: string; projectId: string; filter: 'all' | 'billable' | 'non-billable'; parentId: string | null };
@@ -242,17 +258,15 @@ const jsonText = (column: string) => `coalesce(to_json(${column})::text, 'null')
  * and its project's currency as JSON. Figures are exact numeric text; the assignees are the JSON
  * labor.ts stored. The integration tests check every list response against the OpenAPI document.
  */
-function listRowJson(figure: (name: (typeof ROLLED_FIGURES)[number]) => string, subTasks: string, currencyJson: string): string {
-  const number = (expression: string) => `trim_scale(${expression})`;
+function listRowJson(figure: (name: RolledFigure) => string, subTasks: string, currencyJson: string): string {
+  const expressions = figureExpressions(figure);
+  const number = (name: Figure) => `',"${name}":' || trim_scale(${expressions[name]})`;
   return `'{"id":"' || t.id || '","name":' || to_json(t.name)::text || ',"project_id":"' || t.project_id
        || '","billable":' || case when t.billable then 'true' else 'false' end || ',"currency":' || ${currencyJson}
-       || ',"estimated_hours":' || ${number(figure('estimated_hours'))} || ',"logged_hours":' || ${number(figure('logged_hours'))}
-       || ',"estimated_labor_cost":' || ${number(figure('estimated_labor_cost'))} || ',"actual_labor_cost":' || ${number(figure('actual_labor_cost'))}
-       || ',"fixed_cost":' || ${number(figure('fixed_cost'))}
-       || ',"total_estimated_cost":' || ${number(`${figure('estimated_labor_cost')} + ${figure('fixed_cost')}`)}
-       || ',"total_actual_cost":' || ${number(`${figure('actual_labor_cost')} + ${figure('fixed_cost')}`)}
+       || ${number('estimated_hours')} || ${number('logged_hours')} || ${number('estimated_labor_cost')} || ${number('actual_labor_cost')}
+       || ${number('fixed_cost')} || ${number('total_estimated_cost')} || ${number('total_actual_cost')}
        || ',"parent_task_id":' || coalesce('"' || t.parent_task_id || '"', 'null') || ',"sub_tasks_count":' || ${subTasks}
-       || ',"variance":' || ${number(`${figure('estimated_labor_cost')} - ${figure('actual_labor_cost')}`)}
+       || ${number('variance')}
        || ',"status":' || ${jsonText('t.status')} || ',"priority":' || ${jsonText('t.priority')} || ',"phase":' || ${jsonText('t.phase')}
        || ',"assignees":' || coalesce(l.assignees_json, '[]') || '}'`;
 }
