@@ -9,8 +9,7 @@ import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
 import { compareText, combineTaskFinances } from './calculator';
-import { Fixed, formatFixed, parseFixed } from './fixed-point';
-import { toDecimal } from './money';
+import { Decimal, sum, toDecimal } from './money';
 import { financeOf, memberInputsByTask } from './labor';
 import { presentGroups, presentMembers, presentSummary } from './present';
 import * as repo from './finance.repository';
@@ -105,8 +104,8 @@ export async function fixedCostHistory(db: Knex, teamId: string, taskId: string)
 /*
  * Project lists and exports. The roll-ups are stored (labor.ts, refreshRollups): one statement reads
  * the listed tasks with their rolled-up figures under the filter. A list's rows, totals and groups are
- * rendered and summed by PostgreSQL (exact numerics); an export's totals are added up here with exact
- * fixed-point sums (fixed-point.ts).
+ * rendered and summed by PostgreSQL (exact numerics); an export's totals are added up here, in exact
+ * decimals.
  */
 
 /** The eight figures of a list row or a sum of rows, as exact decimal text. */
@@ -114,20 +113,18 @@ export type FigureTexts = repo.ListedFigures & { total_estimated_cost: string; t
 
 /** Sums rows' figures; rule 6 and rule 10 on the sums: the fixed cost counts in both totals, variance is their difference. */
 function sumRows(rows: readonly repo.ListedFigures[]): FigureTexts {
-  const [estimatedHours, loggedHours, estimatedLabor, actualLabor, fixed] = repo.ROLLED_FIGURES.map((column) => {
-    let sum: Fixed = 0n;
-    for (const row of rows) sum += parseFixed(row[column]);
-    return sum;
-  }) as [Fixed, Fixed, Fixed, Fixed, Fixed];
+  const [estimatedHours, loggedHours, estimatedLabor, actualLabor, fixed] = repo.ROLLED_FIGURES.map((column) =>
+    sum(rows.map((row) => toDecimal(row[column]))),
+  ) as [Decimal, Decimal, Decimal, Decimal, Decimal];
   return {
-    estimated_hours: formatFixed(estimatedHours),
-    logged_hours: formatFixed(loggedHours),
-    estimated_labor_cost: formatFixed(estimatedLabor),
-    actual_labor_cost: formatFixed(actualLabor),
-    fixed_cost: formatFixed(fixed),
-    total_estimated_cost: formatFixed(estimatedLabor + fixed),
-    total_actual_cost: formatFixed(actualLabor + fixed),
-    variance: formatFixed(estimatedLabor + fixed - (actualLabor + fixed)),
+    estimated_hours: estimatedHours.toFixed(),
+    logged_hours: loggedHours.toFixed(),
+    estimated_labor_cost: estimatedLabor.toFixed(),
+    actual_labor_cost: actualLabor.toFixed(),
+    fixed_cost: fixed.toFixed(),
+    total_estimated_cost: estimatedLabor.plus(fixed).toFixed(),
+    total_actual_cost: actualLabor.plus(fixed).toFixed(),
+    variance: estimatedLabor.plus(fixed).minus(actualLabor.plus(fixed)).toFixed(),
   };
 }
 
