@@ -53,9 +53,9 @@ function endpoints(): Endpoint[] {
  * and on a service started with LIST_CACHE_MB=0, where every request reads and renders the list (what
  * the first read after each write costs).
  */
-const PHASES: { settings: Record<string, string>; endpoints: () => Endpoint[] }[] = [
-  { settings: {}, endpoints },
-  { settings: { LIST_CACHE_MB: '0' }, endpoints: () => listEndpoints(', list cache off') },
+const PHASES: { label: string; settings: Record<string, string>; endpoints: () => Endpoint[] }[] = [
+  { label: 'with the defaults', settings: {}, endpoints },
+  { label: 'with the list cache off', settings: { LIST_CACHE_MB: '0' }, endpoints: () => listEndpoints(', list cache off') },
 ];
 
 type Result = { endpoint: string; rps: number; p50: number; p99: number; errors: number; requests: number };
@@ -146,7 +146,7 @@ function markdown(run: { backend: string; results: Result[]; rss: { start: numbe
     ...rows,
     '',
     `RSS of the service: ${run.rss.start.toFixed(0)} MB after start, ${run.rss.peak.toFixed(0)} MB at peak ` +
-      `(${run.rss.peaks.map((mb) => mb.toFixed(0)).join(' MB with the defaults, ')} MB with the list cache off).`,
+      `(${run.rss.peaks.map((mb, i) => `${mb.toFixed(0)} MB ${PHASES[i]?.label}`).join(', ')}).`,
     '',
   ].join('\n');
 }
