@@ -33,19 +33,34 @@ export type AppDeps = {
   listCacheMb?: number;
   /** How many project lists are read and rendered at once; the others wait their turn. */
   listRenders?: number;
+  /** Clients reach the service over HTTPS: send HSTS and upgrade-insecure-requests (never over plain HTTP). */
+  servedOverHttps?: boolean;
+  /** False while start-up is still running (server.ts): /readyz answers 503 until it is done. */
+  isStarted?: () => boolean;
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
 
+/*
+ * helmet's defaults assume HTTPS: over plain HTTP, `upgrade-insecure-requests` makes a browser fetch
+ * every asset of /docs over https (a blank page when the service is reached by a host name or IP), and
+ * HSTS pins the host to https. Both are sent only when the service is known to be served over HTTPS.
+ */
+function securityHeaders(servedOverHttps: boolean): Parameters<typeof helmet>[0] {
+  if (servedOverHttps) return {};
+  return { strictTransportSecurity: false, contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
+}
+
 /** Builds the Express app (no listen), so tests drive it in-process. */
 export function createApp(deps: AppDeps): Express {
   const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0, listRenders = 3 } = deps;
+  const { servedOverHttps = false, isStarted = () => true } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', false);
   const metrics = createMetrics(db);
-  app.use(helmet());
+  app.use(helmet(securityHeaders(servedOverHttps)));
   app.use(metrics.observe);
   app.use(
     pinoHttp({
@@ -69,6 +84,7 @@ export function createApp(deps: AppDeps): Express {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   app.get('/readyz', async (_req, res) => {
+    if (!isStarted()) return sendJson(res, 503, { status: 'starting' });
     try {
       await db.raw('select 1');
       sendJson(res, 200, { status: 'ready' });
@@ -78,6 +94,8 @@ export function createApp(deps: AppDeps): Express {
   });
 
   app.use(openApiRouter());
+  // Until the finance screen is served here, the root leads to the interactive API documentation.
+  app.get('/', (_req, res) => res.redirect(302, '/docs'));
 
   const api = express.Router();
   if (rateLimitPerMinute > 0) api.use(rateLimit(rateLimitPerMinute));

@@ -5,11 +5,24 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
+/** The value itself never appears in the message: it usually carries a password. */
+function isPostgresUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'postgres:' || url.protocol === 'postgresql:') && (url.hostname !== '' || url.searchParams.has('host'));
+  } catch {
+    return false;
+  }
+}
+
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
   DATA_DIR: z.string().min(1).default('./data'),
-  DATABASE_URL: z.string().min(1).optional(),
+  DATABASE_URL: z
+    .string()
+    .refine(isPostgresUrl, 'must be a URL like postgres://user:password@host:5432/database')
+    .optional(),
   ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SEED_DEMO: booleanFlag.default(true),
@@ -17,6 +30,7 @@ const configSchema = z.object({
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   LIST_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
   LIST_RENDERS: z.coerce.number().int().min(1).max(64).default(3),
+  SERVED_OVER_HTTPS: booleanFlag.default(false),
 });
 
 export type Config = {
@@ -35,6 +49,8 @@ export type Config = {
   listCacheMb: number;
   /** How many project lists are read and rendered at once; the others wait (bounds memory). */
   listRenders: number;
+  /** Clients reach the service over HTTPS (a TLS proxy in front): only then send HSTS and upgrade-insecure-requests. */
+  servedOverHttps: boolean;
 };
 
 /** Reads the environment (and `.env`, which never overrides a variable already set) once. */
@@ -59,5 +75,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenCacheSeconds: c.TOKEN_CACHE_SECONDS,
     listCacheMb: c.LIST_CACHE_MB,
     listRenders: c.LIST_RENDERS,
+    servedOverHttps: c.SERVED_OVER_HTTPS,
   };
 }

@@ -4,47 +4,89 @@ import { listenForRevocations } from './auth/revocation-listener';
 import { createTokenCache } from './auth/token-cache';
 import { bootstrapAccess } from './bootstrap';
 import { loadConfig } from './config';
-import { configuredTarget, createDb, describeTarget } from './db/knex';
+import { configuredTarget, describeTarget } from './db/knex';
 import { migrateToLatest } from './db/migrate';
+import { StartupError, openDatabase } from './db/open-database';
 import { createLogger } from './logger';
+import { ensureDefaultTeam } from './teams/teams.service';
 import { printWelcome } from './welcome';
 import { findDemoIds, seedDemoIfEmpty } from '../seeds/demo';
 
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('listening', resolve);
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EADDRINUSE') reject(new StartupError(`Port ${port} on ${host} is already in use: stop what uses it or set PORT`));
+      else if (err.code === 'EACCES') reject(new StartupError(`Port ${port} on ${host} needs privileges this process lacks: set PORT`));
+      else if (err.code === 'EADDRNOTAVAIL') reject(new StartupError(`HOST ${host} is not an address of this machine`));
+      else reject(err);
+    });
+  });
+}
+
+/*
+ * Start-up order matters: everything that can fail (database, migrations, demo data, the port) comes
+ * before a secret is created, so a failed first start leaves nothing that locks the user out; the
+ * admin token is generated only once the service listens, and printed at once. /readyz answers 503
+ * until all of it is done.
+ */
 async function main(): Promise<void> {
   const config = loadConfig();
   const logger = createLogger(config.logLevel);
   const target = configuredTarget(config);
-  const db = createDb(target, logger);
+  const database = await openDatabase(target, logger);
+  const { db } = database;
+  let server: Server | undefined;
+  try {
+    const applied = await migrateToLatest(db);
+    logger.info({ database: describeTarget(target), migrations: applied }, 'database ready');
+    await ensureDefaultTeam(db);
+    const demo = (config.seedDemo ? await seedDemoIfEmpty(db) : undefined) ?? (await findDemoIds(db));
 
-  const applied = await migrateToLatest(db);
-  logger.info({ database: describeTarget(target), migrations: applied }, 'database ready');
-  const access = await bootstrapAccess(db, config.adminToken);
-  const demo = (config.seedDemo ? await seedDemoIfEmpty(db) : undefined) ?? (await findDemoIds(db));
+    // On a PostgreSQL server other instances and the token CLI may revoke tokens: listen for them. An
+    // embedded database is owned by this process alone, so revocations can only come through it.
+    const tokenCache = createTokenCache(config.tokenCacheSeconds * 1000);
+    const revocations = target.kind === 'postgres' ? listenForRevocations(target.url, tokenCache, logger) : undefined;
+    let started = false;
+    const app = createApp({
+      db,
+      logger,
+      rateLimitPerMinute: config.rateLimitPerMinute,
+      tokenCache,
+      listCacheMb: config.listCacheMb,
+      listRenders: config.listRenders,
+      servedOverHttps: config.servedOverHttps,
+      isStarted: () => started,
+    });
+    server = app.listen(config.port, config.host);
+    await listen(server, config.port, config.host);
+    const access = await bootstrapAccess(db, config.adminToken);
+    started = true;
 
-  // On a PostgreSQL server other instances and the token CLI may revoke tokens: listen for them. PGlite
-  // is opened by this process alone, so revocations can only come through this instance.
-  const tokenCache = createTokenCache(config.tokenCacheSeconds * 1000);
-  const revocations = target.kind === 'postgres' ? listenForRevocations(target.url, tokenCache, logger) : undefined;
-  const app = createApp({ db, logger, rateLimitPerMinute: config.rateLimitPerMinute, tokenCache, listCacheMb: config.listCacheMb, listRenders: config.listRenders });
-  const server: Server = app.listen(config.port, config.host);
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', resolve);
-    server.once('error', reject);
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
-  logger.info({ url: baseUrl }, 'listening');
-  printWelcome({ baseUrl, generatedAdminToken: access.generatedAdminToken, adminTokenFromEnv: Boolean(config.adminToken), demo });
+    const address = server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
+    logger.info({ url: baseUrl }, 'listening');
+    printWelcome({ baseUrl, generatedAdminToken: access.generatedAdminToken, adminTokenFromEnv: Boolean(config.adminToken), demo });
+    handleSignals(server, async () => {
+      await revocations?.close();
+      await database.close();
+    }, logger);
+  } catch (err) {
+    server?.close();
+    await database.close().catch(() => undefined);
+    throw err;
+  }
+}
 
+function handleSignals(server: Server, closeResources: () => Promise<void>, logger: ReturnType<typeof createLogger>): void {
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) return;
     stopping = true;
     logger.info({ signal }, 'shutting down: finishing in-flight requests');
     server.close(async () => {
-      await revocations?.close();
-      await db.destroy();
+      await closeResources();
       logger.info('stopped');
       process.exit(0);
     });
@@ -58,7 +100,10 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => shutdown('SIGINT'));
 }
 
+// One line and a non-zero exit; the stack only when asked for (LOG_LEVEL=debug or trace).
 main().catch((err: unknown) => {
-  console.error('Start-up failed:', err instanceof Error ? err.message : err);
+  const verbose = ['debug', 'trace'].includes(process.env.LOG_LEVEL ?? '');
+  console.error(`Start-up failed: ${err instanceof Error ? err.message : String(err)}`);
+  if (verbose && err instanceof Error && !(err instanceof StartupError)) console.error(err.stack);
   process.exit(1);
 });

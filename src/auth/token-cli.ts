@@ -1,6 +1,8 @@
 import { loadConfig } from '../config';
-import { configuredTarget, createDb } from '../db/knex';
+import { DataDirInUseError } from '../db/data-dir-owner';
+import { configuredTarget } from '../db/knex';
 import { migrateToLatest } from '../db/migrate';
+import { openDatabase } from '../db/open-database';
 import { DEFAULT_TEAM_ID, ensureDefaultTeam } from '../teams/teams.service';
 import { ROLES, Role } from './roles';
 import { createToken, listTokens, revokeToken } from './tokens.service';
@@ -10,7 +12,8 @@ const USAGE = `Usage:
   npm run token -- list [--team TEAM_ID]
   npm run token -- revoke TOKEN_ID [--team TEAM_ID]
 Works on the configured database (DATABASE_URL, else the PGlite data directory DATA_DIR); the
-embedded database can only be opened while the service is stopped.`;
+embedded database (DATA_DIR) can only be opened while the service is stopped; while it runs, manage
+tokens through the API (POST /api/tokens, see the README).`;
 
 function option(args: string[], name: string): string | undefined {
   const at = args.indexOf(`--${name}`);
@@ -25,7 +28,7 @@ async function main(args: string[]): Promise<number> {
   }
   const teamId = option(rest, 'team') ?? DEFAULT_TEAM_ID;
   const config = loadConfig();
-  const db = createDb(configuredTarget(config));
+  const { db, close } = await openDatabase(configuredTarget(config));
   try {
     await migrateToLatest(db);
     await ensureDefaultTeam(db);
@@ -53,14 +56,15 @@ async function main(args: string[]): Promise<number> {
     }
     return 0;
   } finally {
-    await db.destroy();
+    await close();
   }
 }
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    console.error('Token command failed:', err instanceof Error ? err.message : err);
+    const hint = err instanceof DataDirInUseError ? ' (while the service runs, use POST /api/tokens)' : '';
+    console.error(`Token command failed: ${err instanceof Error ? err.message : String(err)}${hint}`);
     process.exit(1);
   },
 );

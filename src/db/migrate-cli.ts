@@ -1,17 +1,18 @@
 import { loadConfig } from '../config';
-import { configuredTarget, createDb, describeTarget } from './knex';
+import { configuredTarget, describeTarget } from './knex';
 import { migrateToLatest } from './migrate';
+import { openDatabase } from './open-database';
 
 /** `npm run migrate`: applies pending migrations to the configured database, then exits. */
 async function main() {
   const config = loadConfig();
   const target = configuredTarget(config);
-  const db = createDb(target);
+  const { db, close } = await openDatabase(target);
   try {
     const applied = await migrateToLatest(db);
     console.log(`${describeTarget(target)}: ${applied.length ? `applied ${applied.join(', ')}` : 'already up to date'}`);
   } finally {
-    await db.destroy();
+    await close();
   }
 }
 

@@ -269,12 +269,15 @@ export function buildOpenApiDocument(): Record<string, unknown> {
   };
   paths['/readyz'] = {
     get: {
-      summary: 'The database is reachable',
+      summary: 'Start-up is complete and the database is reachable',
       security: [],
       tags: ['Operations'],
       responses: {
         200: { description: 'Ready', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'ready' } } } } } },
-        503: { description: 'Database unreachable', content: { 'application/json': { schema: { type: 'object', properties: { status: { const: 'unavailable' } } } } } },
+        503: {
+          description: 'Still starting (`starting`) or the database is unreachable (`unavailable`)',
+          content: { 'application/json': { schema: { type: 'object', properties: { status: { enum: ['starting', 'unavailable'] } } } } },
+        },
       },
     },
   };
