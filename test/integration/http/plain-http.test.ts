@@ -18,7 +18,7 @@ describe('over plain HTTP (the default)', () => {
     const csp = String(page.headers['content-security-policy']);
     expect(csp).not.toContain('upgrade-insecure-requests');
     expect(page.headers['strict-transport-security']).toBeUndefined();
-    const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1]);
+    const assets = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
     expect(assets.length).toBeGreaterThan(0);
     for (const asset of assets) {
       // Relative (or same-host) references only: an https:// URL would be blocked or fail on plain HTTP.
