@@ -20,6 +20,8 @@ WORKDIR /app
 COPY --from=build --chown=node:node /app/package.json ./
 COPY --from=build --chown=node:node /app/node_modules ./node_modules
 COPY --from=build --chown=node:node /app/dist ./dist
+# `npm run token` / `npm run migrate` run the built code (scripts/build-if-stale.mjs finds no sources here).
+COPY --chown=node:node scripts ./scripts
 RUN mkdir -p /data && chown node:node /data
 USER node
 # The embedded database lives here when DATABASE_URL is not set.
