@@ -51,6 +51,16 @@ function securityHeaders(servedOverHttps: boolean): Parameters<typeof helmet>[0]
   return { strictTransportSecurity: false, contentSecurityPolicy: { directives: { upgradeInsecureRequests: null } } };
 }
 
+/** A database that does not answer within 2 s is not ready: /readyz says so instead of hanging. */
+const READINESS_LIMIT_MS = 2_000;
+function withinReadinessLimit<T>(query: PromiseLike<T>): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error('the database did not answer in time')), READINESS_LIMIT_MS);
+  });
+  return Promise.race([Promise.resolve(query), limit]).finally(() => clearTimeout(timer));
+}
+
 /** Builds the Express app (no listen), so tests drive it in-process. */
 export function createApp(deps: AppDeps): Express {
   const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0, listRenders = 3 } = deps;
@@ -86,7 +96,7 @@ export function createApp(deps: AppDeps): Express {
   app.get('/readyz', async (_req, res) => {
     if (!isStarted()) return sendJson(res, 503, { status: 'starting' });
     try {
-      await db.raw('select 1');
+      await withinReadinessLimit(db.raw('select 1'));
       sendJson(res, 200, { status: 'ready' });
     } catch {
       sendJson(res, 503, { status: 'unavailable' });

@@ -31,6 +31,8 @@ const configSchema = z.object({
   LIST_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
   LIST_RENDERS: z.coerce.number().int().min(1).max(64).default(3),
   SERVED_OVER_HTTPS: booleanFlag.default(false),
+  DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
+  DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
 });
 
 export type Config = {
@@ -51,6 +53,9 @@ export type Config = {
   listRenders: number;
   /** Clients reach the service over HTTPS (a TLS proxy in front): only then send HSTS and upgrade-insecure-requests. */
   servedOverHttps: boolean;
+  /** PostgreSQL server only: the longest a statement may run, and wait for a lock, in ms (0: no limit). */
+  statementTimeoutMs: number;
+  lockTimeoutMs: number;
 };
 
 /** Reads the environment (and `.env`, which never overrides a variable already set) once. */
@@ -76,5 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     listCacheMb: c.LIST_CACHE_MB,
     listRenders: c.LIST_RENDERS,
     servedOverHttps: c.SERVED_OVER_HTTPS,
+    statementTimeoutMs: c.DB_STATEMENT_TIMEOUT_MS,
+    lockTimeoutMs: c.DB_LOCK_TIMEOUT_MS,
   };
 }

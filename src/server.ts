@@ -4,7 +4,7 @@ import { listenForRevocations } from './auth/revocation-listener';
 import { createTokenCache } from './auth/token-cache';
 import { bootstrapAccess } from './bootstrap';
 import { loadConfig } from './config';
-import { configuredTarget, describeTarget } from './db/knex';
+import { Db, configuredTarget, createDb, describeTarget, withoutTimeLimits } from './db/knex';
 import { migrateToLatest } from './db/migrate';
 import { StartupError, openDatabase } from './db/open-database';
 import { createLogger } from './logger';
@@ -24,6 +24,17 @@ function listen(server: Server, port: number, host: string): Promise<void> {
   });
 }
 
+/** Migrations run without the service's time limits; the embedded database has one connection only. */
+async function migrate(target: ReturnType<typeof configuredTarget>, db: Db): Promise<string[]> {
+  if (target.kind !== 'postgres') return migrateToLatest(db);
+  const unlimited = createDb(withoutTimeLimits(target));
+  try {
+    return await migrateToLatest(unlimited);
+  } finally {
+    await unlimited.destroy();
+  }
+}
+
 /*
  * Start-up order matters: everything that can fail (database, migrations, demo data, the port) comes
  * before a secret is created, so a failed first start leaves nothing that locks the user out; the
@@ -38,7 +49,7 @@ async function main(): Promise<void> {
   const { db } = database;
   let server: Server | undefined;
   try {
-    const applied = await migrateToLatest(db);
+    const applied = await migrate(target, db);
     logger.info({ database: describeTarget(target), migrations: applied }, 'database ready');
     await ensureDefaultTeam(db);
     const demo = (config.seedDemo ? await seedDemoIfEmpty(db) : undefined) ?? (await findDemoIds(db));

@@ -19,12 +19,43 @@ const parseInt8 = (value: string) => Number(value);
 const keepText = (value: string) => value;
 
 export type DatabaseTarget =
-  | { kind: 'postgres'; url: string; poolMax?: number }
+  | {
+      kind: 'postgres';
+      url: string;
+      poolMax?: number;
+      /** Server-side limits for each statement and each lock wait, in ms; 0 or absent: none. */
+      statementTimeoutMs?: number;
+      lockTimeoutMs?: number;
+    }
   | { kind: 'pglite'; dataDir: string | undefined };
 
 /** The configured database: a PostgreSQL server when DATABASE_URL is set, else PGlite in DATA_DIR. */
-export function configuredTarget(config: { databaseUrl: string | undefined; dataDir: string }): DatabaseTarget {
-  return config.databaseUrl ? { kind: 'postgres', url: config.databaseUrl } : { kind: 'pglite', dataDir: config.dataDir };
+export function configuredTarget(config: {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  statementTimeoutMs?: number;
+  lockTimeoutMs?: number;
+}): DatabaseTarget {
+  if (!config.databaseUrl) return { kind: 'pglite', dataDir: config.dataDir };
+  return { kind: 'postgres', url: config.databaseUrl, statementTimeoutMs: config.statementTimeoutMs, lockTimeoutMs: config.lockTimeoutMs };
+}
+
+/** The same server without time limits, for migrations: a long data migration must not be cut off. */
+export function withoutTimeLimits(target: DatabaseTarget): DatabaseTarget {
+  return target.kind === 'postgres' ? { ...target, statementTimeoutMs: 0, lockTimeoutMs: 0, poolMax: 1 } : target;
+}
+
+/*
+ * Statements and lock waits are bounded on the server (statement_timeout, lock_timeout: the query is
+ * cancelled there, not only abandoned by the client). A server that stops answering altogether (a
+ * frozen connection) is bounded on the client: query_timeout, a few seconds past the server's limit.
+ */
+function sessionSettings(target: Extract<DatabaseTarget, { kind: 'postgres' }>): { options: string; query_timeout?: number } {
+  const settings = ['-c jit=off'];
+  const statementMs = target.statementTimeoutMs ?? 0;
+  if (statementMs > 0) settings.push(`-c statement_timeout=${statementMs}`);
+  if ((target.lockTimeoutMs ?? 0) > 0) settings.push(`-c lock_timeout=${target.lockTimeoutMs}`);
+  return { options: settings.join(' '), ...(statementMs > 0 ? { query_timeout: statementMs + 5_000 } : {}) };
 }
 
 export function describeTarget(target: DatabaseTarget): string {
@@ -57,7 +88,7 @@ export function createDb(target: DatabaseTarget, logger?: Logger): Db {
       client: 'pg',
       // No JIT: these are short statements over a few rows, but a recursive walk's estimated cost can
       // pass jit_above_cost, and compiling it took 28 ms of a 1 ms roll-up refresh (measured).
-      connection: { connectionString: target.url, types, options: '-c jit=off' } as Knex.PgConnectionConfig,
+      connection: { connectionString: target.url, types, ...sessionSettings(target) } as Knex.PgConnectionConfig,
       pool: { min: 0, max: target.poolMax ?? 10 },
       // While the server is unreachable a request fails (503) within this bound instead of queueing.
       acquireConnectionTimeout: 10_000,

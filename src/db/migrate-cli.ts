@@ -1,12 +1,12 @@
 import { loadConfig } from '../config';
-import { configuredTarget, describeTarget } from './knex';
+import { configuredTarget, describeTarget, withoutTimeLimits } from './knex';
 import { migrateToLatest } from './migrate';
 import { openDatabase } from './open-database';
 
 /** `npm run migrate`: applies pending migrations to the configured database, then exits. */
 async function main() {
   const config = loadConfig();
-  const target = configuredTarget(config);
+  const target = withoutTimeLimits(configuredTarget(config));
   const { db, close } = await openDatabase(target);
   try {
     const applied = await migrateToLatest(db);

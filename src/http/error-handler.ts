@@ -24,6 +24,12 @@ function toAppError(err: unknown): AppError {
   if (e?.name === 'KnexTimeoutError' || (e?.code && UNAVAILABLE_CODES.has(e.code))) {
     return new AppError(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly');
   }
+  if (e?.code === '57014' || /Query read timeout$/.test(e?.message ?? '')) {
+    return new AppError(503, 'SERVICE_UNAVAILABLE', 'The database did not answer in time; try again shortly');
+  }
+  if (e?.code === '55P03') {
+    return new AppError(503, 'SERVICE_UNAVAILABLE', 'The data is busy with another change; try again shortly');
+  }
   if (e?.code === '40001' || e?.code === '40P01') {
     return new AppError(503, 'SERVICE_UNAVAILABLE', 'The request collided with a concurrent change; try again');
   }
@@ -36,6 +42,8 @@ export function errorHandler(logger: Logger) {
     const appError = toAppError(err);
     if (appError.status >= 500) logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
     if (res.headersSent) return;
+    // Every 503 is temporary (an outage, a time limit, a collision): say when to try again.
+    if (appError.status === 503) res.setHeader('Retry-After', '1');
     const error: Record<string, unknown> = { code: appError.code, message: appError.message };
     if (appError.details?.length) error.details = appError.details;
     sendJson(res, appError.status, { success: false, error });

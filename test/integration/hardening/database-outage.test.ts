@@ -20,6 +20,8 @@ const describeOnServer = backend.kind === 'postgres' ? describe : describe.skip;
 class Proxy {
   private server: net.Server | undefined;
   private sockets = new Set<net.Socket>();
+  private pairs: [net.Socket, net.Socket][] = [];
+  private frozen = false;
   port = 0;
 
   constructor(private readonly target: { host: string; port: number }) {}
@@ -32,13 +34,39 @@ class Proxy {
         socket.on('close', () => this.sockets.delete(socket));
         socket.on('error', () => socket.destroy());
       }
-      client.pipe(upstream).pipe(client);
+      this.pairs.push([client, upstream]);
+      if (this.frozen) {
+        client.pause();
+        upstream.pause();
+      } else client.pipe(upstream).pipe(client);
     });
     await new Promise<void>((resolve) => this.server?.listen(this.port, '127.0.0.1', resolve));
     this.port = (this.server.address() as net.AddressInfo).port;
   }
 
+  /** Connections stay open but nothing is answered: a server that hangs. */
+  freeze(): void {
+    this.frozen = true;
+    for (const [client, upstream] of this.pairs) {
+      client.unpipe(upstream);
+      upstream.unpipe(client);
+      client.pause();
+      upstream.pause();
+    }
+  }
+
+  thaw(): void {
+    if (!this.frozen) return;
+    this.frozen = false;
+    for (const [client, upstream] of this.pairs) {
+      client.pipe(upstream).pipe(client);
+      client.resume();
+      upstream.resume();
+    }
+  }
+
   async stop(): Promise<void> {
+    this.pairs = [];
     for (const socket of this.sockets) socket.destroy();
     await new Promise<void>((resolve) => (this.server ? this.server.close(() => resolve()) : resolve()));
   }
@@ -89,6 +117,26 @@ describeOnServer('database outage (PostgreSQL)', () => {
     }
     expect(status).toBe(200);
     await api.as(undefined).get('/readyz').expect(200);
+  });
+
+  it('answers 503 while the database hangs (connections open, nothing answered), and recovers when it answers again', async () => {
+    const limited = createDb({ kind: 'postgres', url: proxyUrl(), statementTimeoutMs: 500 }, createLogger('silent'));
+    try {
+      const api = new Api(createApp({ db: limited, logger: createLogger('silent') }), token);
+      await api.get('/api/job-roles').expect(200);
+      proxy.freeze();
+      await api.as(undefined).get('/readyz').expect(503);
+      const frozen = await api.get('/api/job-roles');
+      expect(frozen.status).toBe(503);
+      expect(frozen.headers['retry-after']).toBe('1');
+      proxy.thaw();
+      let status = 0;
+      for (let i = 0; i < 50 && status !== 200; i++) status = (await api.get('/api/job-roles')).status;
+      expect(status).toBe(200);
+    } finally {
+      proxy.thaw();
+      await limited.destroy();
+    }
   });
 
   it('suspends the token cache while its revocation listener is cut off, and resumes once it reconnects', async () => {

@@ -1,0 +1,67 @@
+import request from 'supertest';
+import { createApp } from '../../../src/app';
+import { createDb, Db } from '../../../src/db/knex';
+import { createLogger } from '../../../src/logger';
+import { createTeamWithAdmin } from '../../../src/teams/teams.service';
+import { backendFromEnv } from '../../support/backend';
+import { Api } from '../../support/harness';
+
+/*
+ * The service's PostgreSQL connections carry a statement timeout and a lock timeout (DB_STATEMENT_TIMEOUT_MS,
+ * DB_LOCK_TIMEOUT_MS): a request that would wait on a busy project or a runaway query answers 503 with
+ * Retry-After instead of hanging. PGlite is one connection in-process, with nothing to wait for.
+ */
+const backend = backendFromEnv();
+const describeOnServer = backend.kind === 'postgres' ? describe : describe.skip;
+
+describeOnServer('time limits on the database connections (PostgreSQL)', () => {
+  let db: Db;
+  let api: Api;
+  beforeAll(async () => {
+    const url = backend.kind === 'postgres' ? backend.url : '';
+    db = createDb({ kind: 'postgres', url, statementTimeoutMs: 1_000, lockTimeoutMs: 200 }, createLogger('silent'));
+    const { token } = await createTeamWithAdmin(db, 'time limits team');
+    api = new Api(createApp({ db, logger: createLogger('silent') }), token);
+  });
+  afterAll(() => db.destroy());
+
+  it('answers 503 with Retry-After when a write waits for a project another transaction holds, and succeeds once it is free', async () => {
+    const project = (await api.post('/api/projects', { name: 'Busy', currency: 'EUR' }).expect(201)).body.body;
+    const task = (await api.post(`/api/projects/${project.id}/tasks`, { name: 'T', estimated_hours: 1 }).expect(201)).body.body;
+
+    const holder = createDb({ kind: 'postgres', url: backend.kind === 'postgres' ? backend.url : '' });
+    const trx = await holder.transaction();
+    try {
+      await trx.raw('select 1 from projects where id = ? for update', [project.id]);
+      const blocked = await api.patch(`/api/tasks/${task.id}`, { name: 'T2' });
+      expect(blocked.status).toBe(503);
+      expect(blocked.headers['retry-after']).toBe('1');
+      expect(blocked.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    } finally {
+      await trx.rollback();
+      await holder.destroy();
+    }
+    await api.patch(`/api/tasks/${task.id}`, { name: 'T2' }).expect(200);
+  });
+
+  it('cancels a statement that runs past the limit on the server', async () => {
+    await expect(db.raw('select pg_sleep(5)')).rejects.toMatchObject({ code: '57014' });
+    // The connection is usable afterwards.
+    expect((await db.raw('select 1 as one')).rows).toEqual([{ one: 1 }]);
+  });
+
+  it('leaves migrations without limits', async () => {
+    const { withoutTimeLimits } = await import('../../../src/db/knex');
+    const target = withoutTimeLimits({ kind: 'postgres', url: 'postgres://x@h/d', statementTimeoutMs: 1_000, lockTimeoutMs: 200 });
+    expect(target).toMatchObject({ statementTimeoutMs: 0, lockTimeoutMs: 0 });
+  });
+});
+
+describe('/readyz', () => {
+  it('answers 503 when the database does not answer at all, instead of hanging', async () => {
+    const silent = { raw: () => new Promise(() => undefined), client: {} } as unknown as Db;
+    const res = await request(createApp({ db: silent, logger: createLogger('silent') })).get('/readyz');
+    expect(res.status).toBe(503);
+    expect(res.body).toEqual({ status: 'unavailable' });
+  });
+});
