@@ -1,4 +1,5 @@
 import ExcelJS from 'exceljs';
+import type { Writable } from 'node:stream';
 import type { ExportRow, FigureTexts } from './finance.service';
 import { minorUnit } from './money';
 
@@ -17,7 +18,8 @@ export type ExportTree = {
   totals: Figures;
 };
 
-export type ExportFile = { contentType: string; fileName: string; body: Buffer };
+/** What an export sends: its type and file name, and a writer that streams the file to `out`. */
+export type ExportFile = { contentType: string; fileName: string; write: (out: Writable) => Promise<void> };
 
 const FIGURES: { key: keyof Figures; header: string; money: boolean }[] = [
   { key: 'estimated_hours', header: 'Estimated hours', money: false },
@@ -61,40 +63,90 @@ function csvField(text: string): string {
   return /[",\r\n]/.test(text) ? `"${text.replace(/"/g, '""')}"` : text;
 }
 
-export function toCsv(tree: ExportTree): ExportFile {
-  const lines = [[...TEXT_HEADERS, ...FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`)]];
-  // Figures are written as exact decimals; only text cells are defused (a negative variance stays a number).
-  const texts = textColumns(tree);
-  tree.rows.forEach((entry, i) => lines.push([...(texts[i] ?? []).map(defused), ...FIGURES.map((f) => entry.row[f.key])]));
-  lines.push(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => tree.totals[f.key])]);
-  const body = lines.map((fields) => fields.map(csvField).join(',')).join('\r\n') + '\r\n';
-  return { contentType: 'text/csv; charset=utf-8; header=present', fileName: fileName(tree.project.name, 'csv'), body: Buffer.from(body, 'utf8') };
+/*
+ * Files are written row by row into the response, a batch at a time, yielding to the event loop between
+ * batches and waiting while the client is slow to read: a 10,000-task export neither holds the whole
+ * file in memory nor keeps other requests (or /healthz) waiting behind it.
+ */
+const ROWS_PER_BATCH = 250;
+const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+class ClientGone extends Error {
+  constructor() {
+    super('the client went away during an export');
+  }
 }
 
-export async function toXlsx(tree: ExportTree): Promise<ExportFile> {
-  const workbook = new ExcelJS.Workbook();
-  const sheet = workbook.addWorksheet('Finance', { views: [{ state: 'frozen', ySplit: 1 }] });
-  const decimals = minorUnit(tree.project.currency);
-  const amount = `#,##0${decimals ? `.${'0'.repeat(decimals)}` : ''} "${tree.project.currency}"`;
-  const moneyFormat = `${amount};-${amount}`;
-  sheet.columns = [
-    ...TEXT_HEADERS.map((header) => ({ header, width: header === 'Task' ? 40 : header === 'Task id' ? 38 : 14 })),
-    ...FIGURES.map((f) => ({ header: f.header, width: 20, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
-  ];
-  sheet.getRow(1).font = { bold: true };
-  // Spreadsheet cells are binary floating point: the nearest double to the exact decimal.
-  const number = (value: string) => Number(value);
-  const texts = textColumns(tree);
-  tree.rows.forEach((entry, i) => {
-    const row = sheet.addRow([...(texts[i] ?? []), ...FIGURES.map((f) => number(entry.row[f.key]))]);
-    row.getCell(1).alignment = { indent: Math.min(entry.depth, 15) };
+/** Writes text, then waits until the client has taken it in (or is gone, which ends the export). */
+async function send(out: Writable, text: string): Promise<void> {
+  if (out.destroyed) throw new ClientGone();
+  if (out.write(text)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      out.off('drain', done);
+      out.off('close', done);
+      resolve();
+    };
+    out.on('drain', done);
+    out.on('close', done);
   });
-  const total = sheet.addRow(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => number(tree.totals[f.key]))]);
-  total.font = { bold: true };
-  const body = Buffer.from(await workbook.xlsx.writeBuffer());
-  return {
-    contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
-    fileName: fileName(tree.project.name, 'xlsx'),
-    body,
+  if (out.destroyed) throw new ClientGone();
+}
+
+export function toCsv(tree: ExportTree): ExportFile {
+  const line = (fields: string[]) => fields.map(csvField).join(',') + '\r\n';
+  const header = [...TEXT_HEADERS, ...FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`)];
+  // Figures are written as exact decimals; only text cells are defused (a negative variance stays a number).
+  const texts = textColumns(tree);
+  const write = async (out: Writable) => {
+    await send(out, line(header));
+    for (let start = 0; start < tree.rows.length; start += ROWS_PER_BATCH) {
+      let batch = '';
+      for (let i = start; i < Math.min(start + ROWS_PER_BATCH, tree.rows.length); i++) {
+        const entry = tree.rows[i] as ExportTree['rows'][number];
+        batch += line([...(texts[i] ?? []).map(defused), ...FIGURES.map((f) => entry.row[f.key])]);
+      }
+      await send(out, batch);
+      await nextTurn();
+    }
+    await send(out, line(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => tree.totals[f.key])]));
+    out.end();
   };
+  return { contentType: 'text/csv; charset=utf-8; header=present', fileName: fileName(tree.project.name, 'csv'), write };
+}
+
+export function toXlsx(tree: ExportTree): ExportFile {
+  const write = async (out: Writable) => {
+    // exceljs's streaming writer: committed rows go to the zip stream and are not kept.
+    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: false });
+    const sheet = workbook.addWorksheet('Finance', { views: [{ state: 'frozen', ySplit: 1 }] });
+    const decimals = minorUnit(tree.project.currency);
+    const amount = `#,##0${decimals ? `.${'0'.repeat(decimals)}` : ''} "${tree.project.currency}"`;
+    const moneyFormat = `${amount};-${amount}`;
+    sheet.columns = [
+      ...TEXT_HEADERS.map((header) => ({ header, width: header === 'Task' ? 40 : header === 'Task id' ? 38 : 14 })),
+      ...FIGURES.map((f) => ({ header: f.header, width: 20, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
+    ];
+    sheet.getRow(1).font = { bold: true };
+    sheet.getRow(1).commit();
+    // Spreadsheet cells are binary floating point: the nearest double to the exact decimal.
+    const number = (value: string) => Number(value);
+    const texts = textColumns(tree);
+    for (let i = 0; i < tree.rows.length; i++) {
+      const entry = tree.rows[i] as ExportTree['rows'][number];
+      const row = sheet.addRow([...(texts[i] ?? []), ...FIGURES.map((f) => number(entry.row[f.key]))]);
+      row.getCell(1).alignment = { indent: Math.min(entry.depth, 15) };
+      row.commit();
+      if (i % ROWS_PER_BATCH === ROWS_PER_BATCH - 1) {
+        if (out.destroyed) throw new ClientGone();
+        await nextTurn();
+      }
+    }
+    const total = sheet.addRow(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => number(tree.totals[f.key]))]);
+    total.font = { bold: true };
+    total.commit();
+    await sheet.commit();
+    await workbook.commit();
+  };
+  return { contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', fileName: fileName(tree.project.name, 'xlsx'), write };
 }

@@ -36,13 +36,21 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter):
   router.get('/project-finance/project/:project_id/export', async (req, res) => {
     const projectId = parseId(req.params.project_id, 'project_id');
     const query = parseQuery(exportQuery, req.query);
-    const tree = await service.projectTaskTree(db, actorOf(req).teamId, projectId, query);
-    const file = query.format === 'csv' ? toCsv(tree) : await toXlsx(tree);
-    res.status(200);
-    res.setHeader('Content-Type', file.contentType);
-    res.setHeader('Content-Disposition', `attachment; filename="${file.fileName}"`);
-    res.setHeader('Content-Length', file.body.length);
-    res.end(file.body);
+    // Exports take their turn with list renders (LIST_RENDERS at once): each holds a whole project's rows.
+    await renders.run(async () => {
+      const tree = await service.projectTaskTree(db, actorOf(req).teamId, projectId, query);
+      const file = query.format === 'csv' ? toCsv(tree) : toXlsx(tree);
+      res.status(200);
+      res.setHeader('Content-Type', file.contentType);
+      res.setHeader('Content-Disposition', `attachment; filename="${file.fileName}"`);
+      try {
+        await file.write(res);
+      } catch (err) {
+        if (!res.headersSent) throw err;
+        // Part of the file is out (or the client left): the response can only be cut short, never turn into JSON.
+        res.destroy();
+      }
+    });
   });
   router.put('/project-finance/task/:task_id/fixed-cost', async (req, res) => {
     const id = parseId(req.params.task_id, 'task_id');

@@ -123,6 +123,13 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
     expect(rest[0]?.slice(8).map(Number)).toEqual(FIGURES.map((f) => child.tasks[0][f]));
   });
 
+  it('streams both formats (chunked, no Content-Length), so a big export is never held whole in memory', async () => {
+    for (const format of ['csv', 'xlsx']) {
+      const res = await h.api.get(`/api/project-finance/project/${projectId}/export?format=${format}`).buffer(true).expect(200);
+      expect({ format, length: res.headers['content-length'], encoding: res.headers['transfer-encoding'] }).toEqual({ format, length: undefined, encoding: 'chunked' });
+    }
+  });
+
   it('writes XLSX with numeric money cells in the currency format, indented subtasks and the totals', async () => {
     const res = await h.api
       .get(`/api/project-finance/project/${projectId}/export?format=xlsx`)
