@@ -6,6 +6,7 @@ import pinoHttp from 'pino-http';
 import { TokenCache, createTokenCache } from './auth/token-cache';
 import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/finance.router';
+import { cancelQueriesWhenClientLeaves } from './db/request-queries';
 import { createListCache } from './finance/list-cache';
 import { createLimiter } from './limiter';
 import { requireToken, roleByMethod } from './http/auth';
@@ -112,6 +113,7 @@ export function createApp(deps: AppDeps): Express {
   const tokenCache = deps.tokenCache ?? createTokenCache(tokenCacheSeconds * 1000);
   api.use(requireToken(db, tokenCache), roleByMethod);
   api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
+  api.use(cancelQueriesWhenClientLeaves(db));
   api.use(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), createLimiter(listRenders)));
   api.use(jobRolesRouter(db));
   api.use(teamMembersRouter(db));
