@@ -28,7 +28,7 @@ const END = '<!-- readme-examples:end -->';
 
 type Step = { index: number; line: number; script: string; statuses: number[] | undefined; output: string[] | undefined };
 
-export function extractSteps(readme: string): Step[] {
+function extractSteps(readme: string): Step[] {
   const from = readme.indexOf(START);
   const to = readme.indexOf(END);
   if (from < 0 || to < from) throw new Error(`README.md has no ${START} ... ${END} section`);

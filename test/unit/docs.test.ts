@@ -22,7 +22,7 @@ function prose(markdown: string): string {
 }
 
 /** Inline links `[text](target "title")` and reference definitions `[label]: target`. */
-export function linksOf(markdown: string): string[] {
+function linksOf(markdown: string): string[] {
   const text = prose(markdown);
   const inline = [...text.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)].map((m) => m[1] as string);
   const references = [...text.matchAll(/^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)].map((m) => m[1] as string);
@@ -30,7 +30,7 @@ export function linksOf(markdown: string): string[] {
 }
 
 /** Anchors of a file's headings, as GitHub makes them (lower case, punctuation dropped, - for spaces, -1 for repeats). */
-export function anchorsOf(markdown: string): Set<string> {
+function anchorsOf(markdown: string): Set<string> {
   const anchors = new Set<string>();
   const seen = new Map<string, number>();
   for (const match of markdown.replace(/^```[^\n]*\n[\s\S]*?^```[ \t]*$/gm, '').matchAll(/^#{1,6}[ \t]+(.+?)[ \t]*#*[ \t]*$/gm)) {
