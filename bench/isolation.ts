@@ -95,6 +95,8 @@ async function main() {
   const target = await postgresTarget(size);
   await prepare(target, size);
   const child = startService(target, PORT);
+  // Never leave the service running (holding the port and the database) when this script fails.
+  process.once('exit', () => child.kill('SIGKILL'));
   const lines: string[] = [
     `Machine: ${machine()}`,
     `Dataset: ${size.name} (large project ${size.largeProjectTasks} tasks, ${size.tasks} tasks in all, ${size.logs} time logs), PostgreSQL`,
@@ -107,7 +109,7 @@ async function main() {
   };
   const rss = { peak: 0 };
   const sampler = setInterval(() => {
-    rss.peak = Math.max(rss.peak, rssOf(child.pid as number).rss);
+    if (child.exitCode === null) rss.peak = Math.max(rss.peak, rssOf(child.pid as number).rss);
   }, 100);
   try {
     await waitReady(PORT);
@@ -222,7 +224,7 @@ async function main() {
     for (const [format, count] of [['xlsx', 12], ['csv', 20]] as const) {
       let peak = 0;
       const exportSampler = setInterval(() => {
-        peak = Math.max(peak, rssOf(child.pid as number).rss);
+        if (child.exitCode === null) peak = Math.max(peak, rssOf(child.pid as number).rss);
       }, 100);
       const stop = probeHealthz();
       const started = performance.now();
