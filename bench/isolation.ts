@@ -10,13 +10,14 @@ import { commandOption, log, machine, postgresTarget, prepare, rssOf, startServi
  *
  * Isolation and bounded work (PostgreSQL): each scenario runs while a prober asks /healthz over and
  * over, so every figure sits beside the worst /healthz answer of the same moment.
- *  1. Project-wide writes on the large project (rate-card change, member rename, member role change),
+ *  1. Concurrent exports of the large project: 12 XLSX, then 20 CSV, with the service's RSS sampled
+ *     (first, on a service that has done nothing else yet).
+ *  2. Project-wide writes on the large project (rate-card change, member rename, member role change),
  *     each followed by the project's list (where a lazy recomputation would be paid).
- *  2. Time-log POSTs on random tasks of one project and on one single task, against /healthz's own
+ *  3. Time-log POSTs on random tasks of one project and on one single task, against /healthz's own
  *     throughput at the same concurrency.
- *  3. Two teams: team B sends 600 time-log POSTs at once on one task while team A keeps reading its
+ *  4. Two teams: team B sends 600 time-log POSTs at once on one task while team A keeps reading its
  *     projects; A's latency against A's idle latency, A's 5xx, B's answers (no request may hang).
- *  4. Concurrent exports of the large project: 12 XLSX, then 20 CSV, with the service's RSS sampled.
  * The service's peak RSS (VmHWM) over the whole run closes the report.
  */
 const args = process.argv.slice(2);
@@ -116,10 +117,39 @@ async function main() {
     report(`RSS after start: ${rssOf(child.pid as number).rss.toFixed(0)} MB`);
     const large = projectId(0);
     const listRoute = `/api/project-finance/project/${large}/tasks`;
-    await ok(BENCH_TOKEN, 'GET', listRoute);
 
-    // 1. Project-wide writes.
+    // 1. Concurrent exports, first: the service's memory then holds nothing from earlier scenarios.
     report('');
+    report(`### Concurrent exports of the ${size.largeProjectTasks}-task project`);
+    report('');
+    report('| Exports | all done after | answers | bytes each | worst /healthz | service RSS peak meanwhile |');
+    report('|---|---:|---|---:|---:|---:|');
+    for (const [format, count] of [['xlsx', 12], ['csv', 20]] as const) {
+      let peak = 0;
+      const exportSampler = setInterval(() => {
+        if (child.exitCode === null) peak = Math.max(peak, rssOf(child.pid as number).rss);
+      }, 100);
+      const stop = probeHealthz();
+      const started = performance.now();
+      const results = await Promise.all(
+        Array.from({ length: count }, async () => {
+          const res = await fetch(`${BASE}/api/project-finance/project/${large}/export?format=${format}`, {
+            headers: { authorization: `Bearer ${BENCH_TOKEN}` },
+            signal: AbortSignal.timeout(10 * HANG_MS),
+          });
+          return { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
+        }),
+      );
+      const took = performance.now() - started;
+      const worst = await stop();
+      clearInterval(exportSampler);
+      const statuses = [...new Set(results.map((r) => r.status))].join('/');
+      report(`| ${count} × ${format.toUpperCase()} | ${ms(took)} | ${statuses} | ${results[0]?.bytes ?? 0} | ${ms(worst.max)} | ${peak.toFixed(0)} MB |`);
+    }
+
+    // 2. Project-wide writes.
+    report('');
+    await ok(BENCH_TOKEN, 'GET', listRoute);
     report(`### Project-wide writes on the ${size.largeProjectTasks}-task project (each followed by its list)`);
     report('');
     report('| Write | write | list after it | worst /healthz meanwhile |');
@@ -145,7 +175,7 @@ async function main() {
       report(`| ${name} | ${ms(t1 - t0)} | ${ms(t2 - t1)} | ${ms(healthz.max)} |`);
     }
 
-    // 2. Time logs per project and per task.
+    // 3. Time logs per project and per task.
     report('');
     report(`### Time-log POSTs, ${connections} connections, ${duration} s each`);
     report('');
@@ -164,7 +194,7 @@ async function main() {
       report(`| time logs, ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${((100 * r.rps) / healthz.rps).toFixed(0)}% |`);
     }
 
-    // 3. Two teams.
+    // 4. Two teams.
     report('');
     report('### Two teams: B sends 600 time-log POSTs at once on one task, A reads its projects');
     report('');
@@ -215,34 +245,6 @@ async function main() {
     report('');
     report(`B's 600 POSTs took ${ms(floodMs)}: ${counts}. Worst /healthz meanwhile: ${ms(healthzFlood.max)}.`);
 
-    // 4. Concurrent exports.
-    report('');
-    report(`### Concurrent exports of the ${size.largeProjectTasks}-task project`);
-    report('');
-    report('| Exports | all done after | answers | bytes each | worst /healthz | service RSS peak meanwhile |');
-    report('|---|---:|---|---:|---:|---:|');
-    for (const [format, count] of [['xlsx', 12], ['csv', 20]] as const) {
-      let peak = 0;
-      const exportSampler = setInterval(() => {
-        if (child.exitCode === null) peak = Math.max(peak, rssOf(child.pid as number).rss);
-      }, 100);
-      const stop = probeHealthz();
-      const started = performance.now();
-      const results = await Promise.all(
-        Array.from({ length: count }, async () => {
-          const res = await fetch(`${BASE}/api/project-finance/project/${large}/export?format=${format}`, {
-            headers: { authorization: `Bearer ${BENCH_TOKEN}` },
-            signal: AbortSignal.timeout(10 * HANG_MS),
-          });
-          return { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
-        }),
-      );
-      const took = performance.now() - started;
-      const worst = await stop();
-      clearInterval(exportSampler);
-      const statuses = [...new Set(results.map((r) => r.status))].join('/');
-      report(`| ${count} × ${format.toUpperCase()} | ${ms(took)} | ${statuses} | ${results[0]?.bytes ?? 0} | ${ms(worst.max)} | ${peak.toFixed(0)} MB |`);
-    }
   } finally {
     clearInterval(sampler);
     const { peak } = rssOf(child.pid as number);
