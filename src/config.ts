@@ -15,6 +15,15 @@ function isPostgresUrl(value: string): boolean {
   }
 }
 
+/** `https://app.example.com,http://localhost:5173`: origins exactly as browsers send them (scheme, host, port; no path). */
+const originList = z
+  .string()
+  .transform((value) => value.split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''))
+  .refine(
+    (origins) => origins.every((origin) => URL.canParse(origin) && new URL(origin).origin === origin),
+    'must be comma-separated origins like https://app.example.com (scheme, host and port only, no trailing slash)',
+  );
+
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -33,6 +42,7 @@ const configSchema = z.object({
   SERVED_OVER_HTTPS: booleanFlag.default(false),
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  CORS_ORIGINS: originList.default([]),
 });
 
 export type Config = {
@@ -56,6 +66,8 @@ export type Config = {
   /** PostgreSQL server only: the longest a statement may run, and wait for a lock, in ms (0: no limit). */
   statementTimeoutMs: number;
   lockTimeoutMs: number;
+  /** Origins of frontends elsewhere that may call the API from a browser (CORS); empty: none. */
+  corsOrigins: string[];
 };
 
 /** Reads the environment (and `.env`, which never overrides a variable already set) once. */
@@ -83,5 +95,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     servedOverHttps: c.SERVED_OVER_HTTPS,
     statementTimeoutMs: c.DB_STATEMENT_TIMEOUT_MS,
     lockTimeoutMs: c.DB_LOCK_TIMEOUT_MS,
+    corsOrigins: c.CORS_ORIGINS,
   };
 }
