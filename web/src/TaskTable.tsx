@@ -13,7 +13,7 @@ import { FormEvent, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Api, ApiError, BillableFilter, Breakdown, Decimal, Group, GroupBy, ListTask, Sums, TaskList, explain, listQuery } from './api';
 import { formatHours, formatMoney, isNegative, toNumber } from './format';
 
-type Line = { kind: 'group'; group: Group; tasks: ListTask[] } | { kind: 'task'; task: ListTask };
+type Line = ({ kind: 'group'; group: Group } | { kind: 'task'; task: ListTask }) & { sub: Line[] };
 
 const sumsOf = (line: Line): Sums => (line.kind === 'group' ? line.group : line.task);
 
@@ -50,10 +50,18 @@ export function TaskTable({ api, list, filter, groupBy, revision, canEdit, loadi
   const [children, setChildren] = useState<Record<string, ListTask[]>>({});
   const [pending, setPending] = useState<Record<string, boolean>>({});
   const [sorting, setSorting] = useState<SortingState>([]);
-  const [expanded, setExpanded] = useState<ExpandedState>(() =>
-    Object.fromEntries((list.groups ?? []).map((g) => [`group:${g.group_name}`, true])),
-  );
+  const [expanded, setExpanded] = useState<ExpandedState>({});
   const loadedRevision = useRef(revision);
+
+  // Groups open when they first appear; a group the user collapsed stays collapsed across reloads.
+  useEffect(() => {
+    const groupIds = (list.groups ?? []).map((g) => `group:${g.group_name}`);
+    setExpanded((prev) => {
+      if (prev === true) return prev;
+      const added = groupIds.filter((id) => !(id in prev));
+      return added.length ? { ...prev, ...Object.fromEntries(added.map((id) => [id, true])) } : prev;
+    });
+  }, [list.groups]);
 
   const loadChildren = async (parentId: string) => {
     setPending((p) => ({ ...p, [parentId]: true }));
@@ -74,15 +82,20 @@ export function TaskTable({ api, list, filter, groupBy, revision, canEdit, loadi
     for (const parentId of Object.keys(children)) void loadChildren(parentId);
   }, [revision]);
 
+  // The tree the table shows: groups, their tasks, and the subtasks fetched so far.
   const data = useMemo<Line[]>(() => {
-    if (!list.groups) return list.tasks.map((task) => ({ kind: 'task', task }));
+    const taskLine = (task: ListTask): Line => ({ kind: 'task', task, sub: (children[task.id] ?? []).map(taskLine) });
+    if (!list.groups) return list.tasks.map(taskLine);
     const byId = new Map(list.tasks.map((t) => [t.id, t]));
     return list.groups.map((group) => ({
       kind: 'group',
       group,
-      tasks: group.task_ids.map((id) => byId.get(id)).filter((t): t is ListTask => t !== undefined),
+      sub: group.task_ids.flatMap((id) => {
+        const task = byId.get(id);
+        return task ? [taskLine(task)] : [];
+      }),
     }));
-  }, [list]);
+  }, [list, children]);
 
   const columns = useMemo<ColumnDef<Line>[]>(
     () => [
@@ -129,8 +142,7 @@ export function TaskTable({ api, list, filter, groupBy, revision, canEdit, loadi
     onSortingChange: setSorting,
     onExpandedChange: setExpanded,
     getRowId: (line) => (line.kind === 'group' ? `group:${line.group.group_name}` : line.task.id),
-    getSubRows: (line) =>
-      line.kind === 'group' ? line.tasks.map((task) => ({ kind: 'task', task })) : (children[line.task.id] ?? []).map((task) => ({ kind: 'task', task })),
+    getSubRows: (line) => line.sub,
     getRowCanExpand: (row) => row.original.kind === 'group' || row.original.task.sub_tasks_count > 0,
     getCoreRowModel: getCoreRowModel(),
     getSortedRowModel: getSortedRowModel(),
@@ -242,7 +254,7 @@ function NameCell({ row, pending, onOpen, onExpand }: { row: Row<Line>; pending:
       {toggle}
       {line.kind === 'group' ? (
         <span className="group-name">
-          {name || '(none)'} <span className="count">({line.tasks.length} {line.tasks.length === 1 ? 'task' : 'tasks'})</span>
+          {name || '(none)'} <span className="count">({line.sub.length} {line.sub.length === 1 ? 'task' : 'tasks'})</span>
         </span>
       ) : (
         <button type="button" className="link" onClick={() => onOpen(line.task.id, line.task.sub_tasks_count > 0)} aria-label={`Breakdown of ${name}`}>
@@ -328,8 +340,8 @@ function FixedCostCell({ api, task, currency, onSaved }: { api: Api; task: ListT
     return (
       <span className="fixed-cost">
         {formatMoney(task.fixed_cost, currency)}
-        <button type="button" ref={editButton} className="small" onClick={open} disabled={edit.state === 'loading'} aria-label={`Edit fixed cost of ${task.name}`}>
-          Edit
+        <button type="button" ref={editButton} className="small icon" onClick={open} disabled={edit.state === 'loading'} aria-label={`Edit fixed cost of ${task.name}`} title="Edit">
+          <span aria-hidden="true">✎</span>
         </button>
       </span>
     );
