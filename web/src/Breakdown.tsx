@@ -35,7 +35,7 @@ export function BreakdownPanel({ api, taskId, withSubtasks, currency, revision, 
 
   useEffect(() => {
     if (breakdown) heading.current?.focus();
-  }, [breakdown?.task.id]); // eslint-disable-line
+  }, [breakdown?.task.id]);
 
   const money = (v: Breakdown['task']['fixed_cost']) => formatMoney(v, currency);
 
