@@ -12,6 +12,7 @@ const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..')
 
 const TARGETS = [
   {
+    id: 'service',
     name: 'service',
     inputs: ['src', 'migrations', 'seeds', 'knexfile.ts', 'tsconfig.json', 'tsconfig.build.json', 'package-lock.json'],
     script: 'build',
@@ -19,6 +20,7 @@ const TARGETS = [
   },
   {
     // The finance screen served at GET / (Vite; its own output folder, so each build empties only its own).
+    id: 'web',
     name: 'finance screen',
     inputs: ['web', 'package-lock.json'],
     script: 'build:web',
@@ -46,7 +48,9 @@ function digest(inputs) {
   return hash.digest('hex');
 }
 
-for (const target of TARGETS) {
+// `node scripts/build-if-stale.mjs web` checks only the listed targets (the end-to-end tests need only the screen).
+const wanted = process.argv.slice(2);
+for (const target of TARGETS.filter((t) => wanted.length === 0 || wanted.includes(t.id))) {
   if (!fs.existsSync(path.join(root, target.inputs[0]))) continue;
   const stampFile = path.join(root, target.stamp);
   const current = digest(target.inputs);
