@@ -85,7 +85,7 @@ async function expectRowsToMatch(data: TaskList): Promise<void> {
   for (const task of data.tasks) {
     expect({ task: task.name, ...(await figuresOfRow(task.id)) }).toEqual({ task: task.name, ...expected(task) });
     const marked = await page.locator(`tr[data-row-id="${task.id}"]`).evaluate((tr) => tr.classList.contains('over-budget'));
-    expect({ task: task.name, overBudget: marked }).toEqual({ task: task.name, overBudget: task.variance < 0 });
+    expect({ task: task.name, overBudget: marked }).toEqual({ task: task.name, overBudget: (task.variance as number) < 0 });
   }
   expect(await totalsShown()).toEqual(expected(data.totals));
 }
@@ -143,7 +143,7 @@ describeInBrowser('the finance screen in Chromium', () => {
       await page.getByLabel('Billable').selectOption('non-billable');
       const nonBillable = await list('billable_filter=non-billable');
       expect(nonBillable.tasks.length).toBeGreaterThan(0);
-      await page.waitForFunction((n) => document.querySelectorAll('tbody tr.task-row').length === n, nonBillable.tasks.length);
+      await page.waitForFunction(`document.querySelectorAll('tbody tr.task-row').length === ${nonBillable.tasks.length}`);
       await expectRowsToMatch(nonBillable);
       await page.getByLabel('Billable').selectOption('all');
     });
@@ -192,7 +192,7 @@ describeInBrowser('the finance screen in Chromium', () => {
       const keys = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'];
       expect(summary).toEqual(keys.map((k) => shown(k, breakdown.task[k] as number)));
       expect(breakdown.grouped_members.length).toBeGreaterThan(0);
-      const groupRows = await panel.locator('tr.group-row').evaluateAll((rows) => rows.map((r) => [...r.children].map((c) => (c as HTMLElement).innerText.trim())));
+      const groupRows = (await panel.locator('tr.group-row').evaluateAll('(rows) => rows.map((r) => [...r.children].map((c) => c.innerText.trim()))')) as string[][];
       expect(groupRows).toEqual(
         breakdown.grouped_members.map((g) => [g.jobRole, '', hours.format(g.estimated_hours as number), hours.format(g.logged_hours as number), usd.format(g.estimated_cost as number), usd.format(g.actual_cost as number)]),
       );
@@ -226,8 +226,8 @@ describeInBrowser('the finance screen in Chromium', () => {
       await cell.filter({ hasText: '$123.45' }).waitFor();
       const after = await list();
       const parentAfter = after.tasks.find((t) => t.id === parent.id) as ListTask;
-      expect(parentAfter.fixed_cost).toBeGreaterThan(parent.fixed_cost);
-      await page.locator(`tr[data-row-id="${parent.id}"] td[data-col="fixed_cost"]`).filter({ hasText: usd.format(parentAfter.fixed_cost) }).waitFor();
+      expect(parentAfter.fixed_cost).toBeGreaterThan(parent.fixed_cost as number);
+      await page.locator(`tr[data-row-id="${parent.id}"] td[data-col="fixed_cost"]`).filter({ hasText: usd.format(parentAfter.fixed_cost as number) }).waitFor();
       await page.locator('tfoot td[data-col="fixed_cost"]').filter({ hasText: usd.format(after.totals.fixed_cost as number) }).waitFor();
       expect(await totalsShown()).toEqual(expected(after.totals));
     });
@@ -297,11 +297,11 @@ describeInBrowser('the finance screen in Chromium', () => {
     await step('phone', async () => {
       await page.setViewportSize({ width: 390, height: 844 });
       await page.locator('table.tasks').waitFor();
-      const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+      const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
       expect(overflow).toBeLessThanOrEqual(0);
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByLabel('API token').waitFor();
-      expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
+      expect(await page.evaluate('sessionStorage.length')).toBe(0);
     });
     expect(consoleErrors).toEqual([]);
   });

@@ -20,6 +20,13 @@ type Props = {
 export function BreakdownPanel({ api, taskId, withSubtasks, currency, revision, onClose, onError }: Props) {
   const [breakdown, setBreakdown] = useState<Breakdown | null>(null);
   const heading = useRef<HTMLHeadingElement>(null);
+  // Closing hands the focus back to what opened the panel (the task's name in the list).
+  const opener = useRef<Element | null>(document.activeElement);
+  const close = () => {
+    onClose();
+    const back = opener.current;
+    if (back instanceof HTMLElement && back.isConnected) setTimeout(() => back.focus(), 0);
+  };
 
   useEffect(() => {
     let live = true;
@@ -40,12 +47,12 @@ export function BreakdownPanel({ api, taskId, withSubtasks, currency, revision, 
   const money = (v: Breakdown['task']['fixed_cost']) => formatMoney(v, currency);
 
   return (
-    <aside className="panel" aria-labelledby="breakdown-title" onKeyDown={(e) => e.key === 'Escape' && onClose()}>
+    <aside className="panel" aria-labelledby="breakdown-title" onKeyDown={(e) => e.key === 'Escape' && close()}>
       <div className="panel-head">
         <h2 id="breakdown-title" tabIndex={-1} ref={heading}>
           {breakdown ? breakdown.task.name : 'Breakdown'}
         </h2>
-        <button type="button" onClick={onClose} aria-label="Close the breakdown">Close</button>
+        <button type="button" onClick={close} aria-label="Close the breakdown">Close</button>
       </div>
       {!breakdown && <p role="status">Loading the breakdown…</p>}
       {breakdown && (
