@@ -52,6 +52,15 @@ describe('build-if-stale', () => {
     expect(start()).toBe(2);
   });
 
+  it('builds only the targets named on the command line', () => {
+    fs.mkdirSync(path.join(project, 'web'));
+    fs.writeFileSync(path.join(project, 'web/index.html'), '<!doctype html>\n');
+    const run = spawnSync(process.execPath, ['scripts/build-if-stale.mjs', 'web'], { cwd: project, encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(count('builds.txt')).toBe(0);
+    expect(count('web-builds.txt')).toBe(1);
+  });
+
   it('builds the finance screen from web/ on its own: a change there rebuilds the screen, not the service', () => {
     expect(start()).toBe(1);
     expect(count('web-builds.txt')).toBe(0);
@@ -75,8 +84,9 @@ describe('build-if-stale', () => {
   it('is what npm start, npm run token and npm run migrate run before the built code', () => {
     const { scripts } = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { scripts: Record<string, string> };
     expect(scripts.prestart).toBe('node scripts/build-if-stale.mjs');
-    expect(scripts.token).toMatch(/^node scripts\/build-if-stale\.mjs && node dist\//);
-    expect(scripts.migrate).toMatch(/^node scripts\/build-if-stale\.mjs && node dist\//);
+    // The command-line tools need only the service's build, not the screen's.
+    expect(scripts.token).toMatch(/^node scripts\/build-if-stale\.mjs service && node dist\//);
+    expect(scripts.migrate).toMatch(/^node scripts\/build-if-stale\.mjs service && node dist\//);
     expect(scripts['build:web']).toMatch(/^vite build web\b/);
   });
 });
