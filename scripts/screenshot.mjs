@@ -35,7 +35,7 @@ try {
     executablePath: '/usr/bin/chromium',
     headless: true,
     args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-    viewport: { width: 1600, height: 860 },
+    viewport: { width: 1920, height: 860 },
   });
   const page = browser.pages()[0] ?? (await browser.newPage());
   page.setDefaultTimeout(60_000);

@@ -143,7 +143,8 @@ describeInBrowser('the finance screen in Chromium', () => {
       await page.getByLabel('Billable').selectOption('non-billable');
       const nonBillable = await list('billable_filter=non-billable');
       expect(nonBillable.tasks.length).toBeGreaterThan(0);
-      await page.waitForFunction(`document.querySelectorAll('tbody tr.task-row').length === ${nonBillable.tasks.length}`);
+      const billable = (await list()).tasks.find((t) => t.billable) as ListTask;
+      await page.locator(`tr[data-row-id="${billable.id}"]`).waitFor({ state: 'detached' });
       await expectRowsToMatch(nonBillable);
       await page.getByLabel('Billable').selectOption('all');
     });
@@ -192,7 +193,8 @@ describeInBrowser('the finance screen in Chromium', () => {
       const keys = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'];
       expect(summary).toEqual(keys.map((k) => shown(k, breakdown.task[k] as number)));
       expect(breakdown.grouped_members.length).toBeGreaterThan(0);
-      const groupRows = (await panel.locator('tr.group-row').evaluateAll('(rows) => rows.map((r) => [...r.children].map((c) => c.innerText.trim()))')) as string[][];
+      const groupRows: string[][] = [];
+      for (const row of await panel.locator('tr.group-row').all()) groupRows.push((await row.locator('th, td').allInnerTexts()).map((t) => t.trim()));
       expect(groupRows).toEqual(
         breakdown.grouped_members.map((g) => [g.jobRole, '', hours.format(g.estimated_hours as number), hours.format(g.logged_hours as number), usd.format(g.estimated_cost as number), usd.format(g.actual_cost as number)]),
       );

@@ -103,6 +103,8 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
   useEffect(() => {
     if (!projectId) return;
     let live = true;
+    // Another project's list is never shown, not even while this one loads.
+    setList((shown) => (shown && shown.project.id === projectId ? shown : null));
     setLoading(true);
     setError(null);
     api
@@ -119,7 +121,7 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
   const ids = { project: useId(), filter: useId(), group: useId() };
 
   return (
-    <div className="layout">
+    <div className={selected ? 'layout panel-open' : 'layout'}>
       <header className="top">
         <h1>Project finance</h1>
         <p className="who">
@@ -131,7 +133,11 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
         <section aria-label="Choose what to show" className="controls">
           <div className="field">
             <label htmlFor={ids.project}>Project</label>
-            <select id={ids.project} value={projectId} onChange={(e) => { setProjectId(e.target.value); setSelected(null); setList(null); }} disabled={!projects}>
+            <select id={ids.project} value={projectId} onChange={(e) => {
+                if (e.target.value === projectId) return;
+                setProjectId(e.target.value);
+                setSelected(null);
+              }} disabled={!projects}>
               <option value="">{projects ? (projects.length ? 'Choose a project…' : 'No projects yet') : 'Loading projects…'}</option>
               {projects?.map((p) => (
                 <option key={p.id} value={p.id}>{p.name} ({p.currency})</option>
