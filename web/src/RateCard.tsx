@@ -2,6 +2,8 @@ import { FormEvent, useEffect, useState } from 'react';
 import { Api, ApiError, RateCard, explain } from './api';
 import { formatMoney } from './format';
 
+const byName = (card: RateCard): RateCard => ({ ...card, roles: [...card.roles].sort((a, b) => a.job_role_name.localeCompare(b.job_role_name)) });
+
 type Props = { api: Api; projectId: string; isAdmin: boolean; onSaved: () => void; onError: (err: unknown) => void };
 
 /** The project's hourly rates per job role: read-only, editable by admins (PUT replaces the card). */
@@ -14,7 +16,7 @@ export function RateCardSection({ api, projectId, isAdmin, onSaved, onError }: P
     let live = true;
     api
       .json<RateCard>(`/projects/${projectId}/rate-card`)
-      .then((reply) => live && setCard(reply.body))
+      .then((reply) => live && setCard(byName(reply.body)))
       .catch((err: unknown) => live && onError(err));
     return () => {
       live = false;
@@ -34,7 +36,7 @@ export function RateCardSection({ api, projectId, isAdmin, onSaved, onError }: P
     try {
       const roles = card.roles.map((r) => ({ job_role_id: r.job_role_id, hourly_rate: Number((draft[r.job_role_id] ?? '').trim()) }));
       const reply = await api.json<RateCard>(`/projects/${projectId}/rate-card`, { method: 'PUT', body: { roles } });
-      setCard(reply.body);
+      setCard(byName(reply.body));
       setDraft(null);
       setMessage({ error: false, text: 'Rate card saved; the figures are updated.' });
       onSaved();
