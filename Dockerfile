@@ -8,7 +8,8 @@ COPY tsconfig.json tsconfig.build.json knexfile.ts ./
 COPY src ./src
 COPY migrations ./migrations
 COPY seeds ./seeds
-RUN npm run build && npm prune --omit=dev
+COPY web ./web
+RUN npm run build && npm run build:web && npm prune --omit=dev
 
 # Runtime stage: compiled code and production dependencies, run as the unprivileged node user.
 FROM node:20-bookworm-slim

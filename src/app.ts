@@ -4,12 +4,14 @@ import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import pinoHttp from 'pino-http';
 import { TokenCache, createTokenCache } from './auth/token-cache';
+import { sessionRouter } from './auth/session.router';
 import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/finance.router';
 import { cancelQueriesWhenClientLeaves } from './db/request-queries';
 import { createListCache } from './finance/list-cache';
 import { createLimiter } from './limiter';
 import { requireToken, roleByMethod } from './http/auth';
+import { corsFor } from './http/cors';
 import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
 import { createMetrics } from './http/metrics';
 import { rateLimit } from './http/rate-limit';
@@ -22,6 +24,7 @@ import { projectsRouter } from './projects/projects.router';
 import { tasksRouter } from './tasks/tasks.router';
 import { teamMembersRouter } from './team-members/team-members.router';
 import { timeLogsRouter } from './time-logs/time-logs.router';
+import { screenRouter } from './web/static';
 
 export type AppDeps = {
   db: Knex;
@@ -41,6 +44,10 @@ export type AppDeps = {
   teamShare?: TeamShare;
   /** False while start-up is still running (server.ts): /readyz answers 503 until it is done. */
   isStarted?: () => boolean;
+  /** Origins allowed to call /api from a browser (CORS_ORIGINS); none by default. */
+  corsOrigins?: readonly string[];
+  /** The built finance screen (dist/web), served at GET /; without one, GET / leads to /docs. */
+  webDir?: string;
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -68,7 +75,7 @@ function withinReadinessLimit<T>(query: PromiseLike<T>): Promise<T> {
 /** Builds the Express app (no listen), so tests drive it in-process. */
 export function createApp(deps: AppDeps): Express {
   const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0, listRenders = 3 } = deps;
-  const { servedOverHttps = false, isStarted = () => true } = deps;
+  const { servedOverHttps = false, isStarted = () => true, corsOrigins = [] } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -108,10 +115,10 @@ export function createApp(deps: AppDeps): Express {
   });
 
   app.use(openApiRouter());
-  // Until the finance screen is served here, the root leads to the interactive API documentation.
-  app.get('/', (_req, res) => res.redirect(302, '/docs'));
+  app.use(screenRouter(deps.webDir, servedOverHttps));
 
   const api = express.Router();
+  if (corsOrigins.length > 0) api.use(corsFor(corsOrigins));
   if (rateLimitPerMinute > 0) api.use(rateLimit(rateLimitPerMinute));
   const tokenCache = deps.tokenCache ?? createTokenCache(tokenCacheSeconds * 1000);
   api.use(requireToken(db, tokenCache), roleByMethod);
@@ -124,6 +131,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(projectsRouter(db));
   api.use(tasksRouter(db));
   api.use(timeLogsRouter(db));
+  api.use(sessionRouter(db));
   api.use(tokensRouter(db, tokenCache));
   app.use('/api', api);
 

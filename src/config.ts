@@ -15,6 +15,15 @@ function isPostgresUrl(value: string): boolean {
   }
 }
 
+/** `https://app.example.com,http://localhost:5173`: origins exactly as browsers send them (scheme, host, port; no path). */
+const originList = z
+  .string()
+  .transform((value) => value.split(',').map((origin) => origin.trim()).filter((origin) => origin !== ''))
+  .refine(
+    (origins) => origins.every((origin) => URL.canParse(origin) && new URL(origin).origin === origin),
+    'must be comma-separated origins like https://app.example.com (scheme, host and port only, no trailing slash)',
+  );
+
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -35,6 +44,7 @@ const configSchema = z.object({
   DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
   TEAM_CONCURRENCY: z.coerce.number().int().min(0).max(1000).default(5),
   TEAM_QUEUE: z.coerce.number().int().min(0).max(100_000).default(100),
+  CORS_ORIGINS: originList.default([]),
 });
 
 export type Config = {
@@ -61,6 +71,8 @@ export type Config = {
   /** API requests of one team run at once in this instance (0: no limit), and how many more may wait. */
   teamConcurrency: number;
   teamQueue: number;
+  /** Origins of frontends elsewhere that may call the API from a browser (CORS); empty: none. */
+  corsOrigins: string[];
 };
 
 /** Reads the environment (and `.env`, which never overrides a variable already set) once. */
@@ -90,5 +102,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     lockTimeoutMs: c.DB_LOCK_TIMEOUT_MS,
     teamConcurrency: c.TEAM_CONCURRENCY,
     teamQueue: c.TEAM_QUEUE,
+    corsOrigins: c.CORS_ORIGINS,
   };
 }

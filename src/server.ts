@@ -10,6 +10,7 @@ import { StartupError, openDatabase } from './db/open-database';
 import { createLogger } from './logger';
 import { ensureDefaultTeam } from './teams/teams.service';
 import { printWelcome } from './welcome';
+import { DEFAULT_WEB_DIR } from './web/static';
 import { findDemoIds, seedDemoIfEmpty } from '../seeds/demo';
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -68,6 +69,8 @@ async function main(): Promise<void> {
       listRenders: config.listRenders,
       servedOverHttps: config.servedOverHttps,
       teamShare: config.teamConcurrency > 0 ? { perTeam: config.teamConcurrency, queuePerTeam: config.teamQueue } : undefined,
+      corsOrigins: config.corsOrigins,
+      webDir: DEFAULT_WEB_DIR,
       isStarted: () => started,
     });
     server = app.listen(config.port, config.host);

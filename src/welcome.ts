@@ -10,7 +10,7 @@ export function printWelcome(opts: {
   adminTokenFromEnv: boolean;
   demo: DemoIds | undefined;
 }): void {
-  const lines: string[] = ['', `Project finance service listening on ${opts.baseUrl}`, ''];
+  const lines: string[] = ['', `Project finance service listening on ${opts.baseUrl}`, '', `Finance screen: ${opts.baseUrl}/ (sign in by pasting a token)`, ''];
   if (opts.generatedAdminToken) {
     lines.push('A new admin token was generated. It is shown this once; keep it:', '', `  export TOKEN=${opts.generatedAdminToken}`, '');
   } else if (opts.adminTokenFromEnv) {

@@ -22,3 +22,9 @@ export const createdTeamResponse = z.object({
   team: z.object({ id: id(), name: z.string() }),
   token: z.string().describe('An admin token of the new team, shown in this response only'),
 });
+
+export const sessionResponse = z.object({
+  team: z.object({ id: id(), name: z.string() }),
+  role: z.enum(ROLES),
+  token: z.object({ id: id(), name: z.string() }),
+});

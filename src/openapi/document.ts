@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createTeamBody, createTokenBody, createdTeamResponse, createdTokenResponse, tokenResponse } from '../auth/tokens.schemas';
+import { createTeamBody, createTokenBody, createdTeamResponse, createdTokenResponse, sessionResponse, tokenResponse } from '../auth/tokens.schemas';
 import type { Role } from '../auth/roles';
 import {
   breakdownQuery,
@@ -128,6 +128,7 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
   'get /api/projects': [
     { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
   ],
+  'get /api/session': { team: { id: '00000000-0000-4000-8000-000000000001', name: 'Default team' }, role: 'editor', token: { id: EXAMPLE_ID, name: 'finance screen' } },
   'get /api/tokens': [{ id: EXAMPLE_ID, name: 'ci', role: 'viewer', created_at: '2026-11-20T09:30:00.000Z', revoked_at: null }],
   'get /api/project-finance/task/{task_id}/fixed-cost/history': [
     { id: 'd0000000-0000-4000-8000-000000000004', old_value: 0, new_value: 99.99, finance_version: 2, changed_by: 'ci', changed_by_token_id: 'e0000000-0000-4000-8000-000000000005', changed_at: '2026-11-20T09:30:00.000Z' },
@@ -167,6 +168,7 @@ const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/tasks/{id}/time-logs', tag: 'Time logs', role: 'viewer', summary: 'Time logs of a task, newest first', ok: { status: 200, schema: z.array(timeLogResponse) }, errors: read },
   { method: 'delete', path: '/api/time-logs/{id}', tag: 'Time logs', role: 'editor', summary: 'Delete a time log', ok: { status: 200, schema: timeLogResponse }, errors: read },
 
+  { method: 'get', path: '/api/session', tag: 'Access', role: 'viewer', summary: 'The calling token\'s team and role (what a screen may show)', ok: { status: 200, schema: sessionResponse }, errors: [401] },
   { method: 'post', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'Create a token (the secret is returned this once)', body: createTokenBody, example: { name: 'ci', role: 'viewer' }, ok: { status: 201, schema: createdTokenResponse }, errors: write },
   { method: 'get', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'List the team\'s tokens (without secrets)', ok: { status: 200, schema: z.array(tokenResponse) }, errors: [401, 403] },
   { method: 'delete', path: '/api/tokens/{id}', tag: 'Access', role: 'admin', summary: 'Revoke a token, effective immediately', ok: { status: 200, schema: tokenResponse }, errors: read },

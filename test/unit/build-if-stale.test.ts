@@ -17,15 +17,20 @@ beforeEach(() => {
   fs.mkdirSync(path.join(project, 'src'));
   fs.writeFileSync(path.join(project, 'src/server.ts'), 'export const a = 1;\n');
   const build = `node -e "require('fs').appendFileSync('builds.txt', 'x')"`;
-  fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'scratch', private: true, scripts: { build } }));
+  const buildWeb = `node -e "require('fs').appendFileSync('web-builds.txt', 'x')"`;
+  fs.writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'scratch', private: true, scripts: { build, 'build:web': buildWeb } }));
 });
 afterEach(() => fs.rmSync(project, { recursive: true, force: true }));
+
+function count(file: string): number {
+  const counter = path.join(project, file);
+  return fs.existsSync(counter) ? fs.readFileSync(counter, 'utf8').length : 0;
+}
 
 function start(): number {
   const run = spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: project, encoding: 'utf8' });
   expect(run.status).toBe(0);
-  const counter = path.join(project, 'builds.txt');
-  return fs.existsSync(counter) ? fs.readFileSync(counter, 'utf8').length : 0;
+  return count('builds.txt');
 }
 
 describe('build-if-stale', () => {
@@ -47,10 +52,41 @@ describe('build-if-stale', () => {
     expect(start()).toBe(2);
   });
 
+  it('builds only the targets named on the command line', () => {
+    fs.mkdirSync(path.join(project, 'web'));
+    fs.writeFileSync(path.join(project, 'web/index.html'), '<!doctype html>\n');
+    const run = spawnSync(process.execPath, ['scripts/build-if-stale.mjs', 'web'], { cwd: project, encoding: 'utf8' });
+    expect(run.status).toBe(0);
+    expect(count('builds.txt')).toBe(0);
+    expect(count('web-builds.txt')).toBe(1);
+  });
+
+  it('builds the finance screen from web/ on its own: a change there rebuilds the screen, not the service', () => {
+    expect(start()).toBe(1);
+    expect(count('web-builds.txt')).toBe(0);
+    fs.mkdirSync(path.join(project, 'web/src'), { recursive: true });
+    fs.writeFileSync(path.join(project, 'web/src/main.tsx'), 'export const a = 1;\n');
+    expect(start()).toBe(1);
+    expect(count('web-builds.txt')).toBe(1);
+    expect(start()).toBe(1);
+    expect(count('web-builds.txt')).toBe(1);
+    fs.writeFileSync(path.join(project, 'web/src/main.tsx'), 'export const a = 2;\n');
+    expect(start()).toBe(1);
+    expect(count('web-builds.txt')).toBe(2);
+    fs.rmSync(path.join(project, 'dist/web'), { recursive: true });
+    expect(start()).toBe(1);
+    expect(count('web-builds.txt')).toBe(3);
+    fs.writeFileSync(path.join(project, 'package-lock.json'), '{}\n');
+    expect(start()).toBe(2);
+    expect(count('web-builds.txt')).toBe(4);
+  });
+
   it('is what npm start, npm run token and npm run migrate run before the built code', () => {
     const { scripts } = JSON.parse(fs.readFileSync(path.resolve(__dirname, '../../package.json'), 'utf8')) as { scripts: Record<string, string> };
     expect(scripts.prestart).toBe('node scripts/build-if-stale.mjs');
-    expect(scripts.token).toMatch(/^node scripts\/build-if-stale\.mjs && node dist\//);
-    expect(scripts.migrate).toMatch(/^node scripts\/build-if-stale\.mjs && node dist\//);
+    // The command-line tools need only the service's build, not the screen's.
+    expect(scripts.token).toMatch(/^node scripts\/build-if-stale\.mjs service && node dist\//);
+    expect(scripts.migrate).toMatch(/^node scripts\/build-if-stale\.mjs service && node dist\//);
+    expect(scripts['build:web']).toMatch(/^vite build web\b/);
   });
 });

@@ -13,7 +13,7 @@ jest.setTimeout(10 * 60_000);
 
 let app: string;
 beforeAll(() => {
-  const build = spawnSync(process.execPath, ['scripts/build-if-stale.mjs'], { cwd: ROOT, stdio: 'inherit' });
+  const build = spawnSync(process.execPath, ['scripts/build-if-stale.mjs', 'service'], { cwd: ROOT, stdio: 'inherit' });
   expect(build.status).toBe(0);
   app = scratchDir('pfs-image-');
   for (const entry of ['package.json', 'scripts', 'dist']) fs.cpSync(path.join(ROOT, entry), path.join(app, entry), { recursive: true });

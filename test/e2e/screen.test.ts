@@ -1,0 +1,310 @@
+import ExcelJS from 'exceljs';
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { BrowserContext, Page, chromium } from 'playwright-core';
+import { scratchDir } from '../support/backend';
+import { ROOT, RunningService, kill, startService } from '../support/processes';
+
+/*
+ * The finance screen in a real browser (Debian's Chromium driven by playwright-core) against a real
+ * service on a fresh data directory with the demo data. Every figure checked on the page is compared
+ * with what the API answers for the same question. A failing step leaves a screenshot in test-results/.
+ */
+const CHROMIUM = '/usr/bin/chromium';
+const FLAGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const RESULTS = path.join(ROOT, 'test-results');
+const haveChromium = fs.existsSync(CHROMIUM);
+if (!haveChromium) {
+  console.warn(`Skipping the finance screen's end-to-end tests: ${CHROMIUM} is missing (apt-get install -y chromium; CI installs it).`);
+}
+const describeInBrowser = haveChromium ? describe : describe.skip;
+
+jest.setTimeout(10 * 60_000);
+
+type Figures = Record<string, number>;
+type ListTask = Figures & { id: string; name: string; billable: boolean; parent_task_id: string | null; sub_tasks_count: number; status: string | null };
+type TaskList = { project: { id: string; name: string; currency: string }; tasks: ListTask[]; totals: Figures; groups?: (Figures & { group_name: string; task_ids: string[] })[] };
+
+const HOURS = ['estimated_hours', 'logged_hours'];
+const MONEY = ['estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost', 'variance'];
+const usd = new Intl.NumberFormat('en-US', { style: 'currency', currency: 'USD' });
+const hours = new Intl.NumberFormat('en-US', { minimumFractionDigits: 2, maximumFractionDigits: 2 });
+/** What the page should show for a figure: the API's number, formatted independently here. */
+const shown = (key: string, value: number) => (HOURS.includes(key) ? hours.format(value) : usd.format(value));
+
+let service: RunningService;
+let token: string;
+let context: BrowserContext;
+let page: Page;
+let project: TaskList['project'];
+const consoleErrors: string[] = [];
+
+async function api<T>(route: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
+  const res = await fetch(`${service.baseUrl}/api${route}`, {
+    method: init.method ?? 'GET',
+    headers: { Authorization: `Bearer ${token}`, ...(init.body ? { 'Content-Type': 'application/json' } : {}) },
+    body: init.body ? JSON.stringify(init.body) : undefined,
+  });
+  if (!res.ok) throw new Error(`${init.method ?? 'GET'} ${route}: ${res.status} ${await res.text()}`);
+  return ((await res.json()) as { body: T }).body;
+}
+const list = (query = '') => api<TaskList>(`/project-finance/project/${project.id}/tasks${query ? `?${query}` : ''}`);
+
+/** Runs one step of the scenario; when it fails, the page as it was is kept in test-results/. */
+async function step(name: string, run: () => Promise<void>): Promise<void> {
+  try {
+    await run();
+  } catch (err) {
+    fs.mkdirSync(RESULTS, { recursive: true });
+    await page.screenshot({ path: path.join(RESULTS, `screen-${name.replace(/\W+/g, '-')}.png`), fullPage: true }).catch(() => {});
+    throw err;
+  }
+}
+
+async function figuresOfRow(rowId: string, keys = [...HOURS, ...MONEY]): Promise<Record<string, string>> {
+  const row = page.locator(`tr[data-row-id="${rowId}"]`);
+  const out: Record<string, string> = {};
+  for (const key of keys) out[key] = (await row.locator(`td[data-col="${key}"]`).innerText()).replace(/\s*over budget\s*$/i, '').replace(/\s*✎\s*$/, '').trim();
+  return out;
+}
+const expected = (figures: Figures, keys = [...HOURS, ...MONEY]) => Object.fromEntries(keys.map((k) => [k, shown(k, figures[k] as number)]));
+
+async function totalsShown(): Promise<Record<string, string>> {
+  const row = page.locator('tfoot tr');
+  const out: Record<string, string> = {};
+  for (const key of [...HOURS, ...MONEY]) out[key] = (await row.locator(`td[data-col="${key}"]`).innerText()).replace(/\s*over budget\s*$/i, '').trim();
+  return out;
+}
+
+async function expectRowsToMatch(data: TaskList): Promise<void> {
+  await page.locator('tbody tr.task-row').first().waitFor();
+  const ids = await page.locator('tbody tr.task-row').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-row-id')));
+  expect(ids.sort()).toEqual(data.tasks.map((t) => t.id).sort());
+  for (const task of data.tasks) {
+    expect({ task: task.name, ...(await figuresOfRow(task.id)) }).toEqual({ task: task.name, ...expected(task) });
+    const marked = await page.locator(`tr[data-row-id="${task.id}"]`).evaluate((tr) => tr.classList.contains('over-budget'));
+    expect({ task: task.name, overBudget: marked }).toEqual({ task: task.name, overBudget: (task.variance as number) < 0 });
+  }
+  expect(await totalsShown()).toEqual(expected(data.totals));
+}
+
+describeInBrowser('the finance screen in Chromium', () => {
+  beforeAll(async () => {
+    const build = spawnSync(process.execPath, ['scripts/build-if-stale.mjs', 'web'], { cwd: ROOT, stdio: 'inherit' });
+    expect(build.status).toBe(0);
+    const dataDir = path.join(scratchDir('pfs-e2e-'), 'data');
+    service = await startService({ DATA_DIR: dataDir, SEED_DEMO: 'true', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' });
+    // The token is printed right after the URL, once the service is listening.
+    for (let i = 0; i < 600 && !/export TOKEN=(pft_\S+)/.test(service.output()); i++) await new Promise((r) => setTimeout(r, 100));
+    token = (/export TOKEN=(pft_\S+)/.exec(service.output()) as RegExpExecArray)[1] as string;
+    expect(service.output()).toContain(`Finance screen: ${service.baseUrl}/`);
+    const projects = await api<TaskList['project'][]>('/projects');
+    project = projects[0] as TaskList['project'];
+
+    const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'pfs-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      args: FLAGS,
+      headless: true,
+      acceptDownloads: true,
+      viewport: { width: 1280, height: 900 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.setDefaultTimeout(60_000);
+    page.on('console', (message) => {
+      // The 401 (a wrong token) and the 412 are part of the scenario; the browser logs every non-2xx fetch.
+      if (message.type() === 'error' && !/status of (401|412)/.test(message.text())) consoleErrors.push(message.text());
+    });
+    page.on('pageerror', (err) => consoleErrors.push(err.message));
+  });
+
+  afterAll(async () => {
+    await context?.close();
+    if (service) await kill(service);
+  });
+
+  it('signs in with the printed token, lists the demo project as the API does, filters, groups and expands', async () => {
+    await step('sign-in', async () => {
+      await page.goto(`${service.baseUrl}/`);
+      await page.getByLabel('API token').fill('pft_not_a_real_token');
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByRole('alert').filter({ hasText: 'not valid' }).waitFor();
+      await page.getByLabel('API token').fill(token);
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.getByTestId('role').filter({ hasText: 'admin' }).waitFor();
+      await page.getByLabel('Project').selectOption(project.id);
+    });
+
+    await step('all tasks', async () => expectRowsToMatch(await list()));
+
+    await step('billable filter', async () => {
+      await page.getByLabel('Billable').selectOption('non-billable');
+      const nonBillable = await list('billable_filter=non-billable');
+      expect(nonBillable.tasks.length).toBeGreaterThan(0);
+      const billable = (await list()).tasks.find((t) => t.billable) as ListTask;
+      await page.locator(`tr[data-row-id="${billable.id}"]`).waitFor({ state: 'detached' });
+      await expectRowsToMatch(nonBillable);
+      await page.getByLabel('Billable').selectOption('all');
+    });
+
+    await step('group by status', async () => {
+      await page.getByLabel('Group by').selectOption('status');
+      const grouped = await list('group_by=status');
+      const groups = grouped.groups ?? [];
+      expect(groups.length).toBeGreaterThan(1);
+      for (const group of groups) {
+        await page.locator(`tr[data-row-id="group:${group.group_name}"]`).waitFor();
+        expect({ group: group.group_name, ...(await figuresOfRow(`group:${group.group_name}`)) }).toEqual({ group: group.group_name, ...expected(group) });
+      }
+      const first = groups[0] as (typeof groups)[number];
+      const firstTask = first.task_ids[0] as string;
+      await page.locator(`tr[data-row-id="${firstTask}"]`).waitFor();
+      await page.getByRole('button', { name: `Collapse group ${first.group_name}` }).click();
+      await page.locator(`tr[data-row-id="${firstTask}"]`).waitFor({ state: 'detached' });
+      await page.getByRole('button', { name: `Expand group ${first.group_name}` }).click();
+      await page.locator(`tr[data-row-id="${firstTask}"]`).waitFor();
+      await page.getByLabel('Group by').selectOption('');
+      await page.locator('tr.group-row').first().waitFor({ state: 'detached' });
+    });
+
+    await step('expand a parent', async () => {
+      const parent = (await list()).tasks.find((t) => t.sub_tasks_count > 0) as ListTask;
+      const children = await list(`parent_task_id=${parent.id}`);
+      await page.getByRole('button', { name: `Expand subtasks of ${parent.name}` }).click();
+      for (const child of children.tasks) {
+        await page.locator(`tr[data-row-id="${child.id}"]`).waitFor();
+        expect({ task: child.name, ...(await figuresOfRow(child.id)) }).toEqual({ task: child.name, ...expected(child) });
+      }
+    });
+  });
+
+  it('shows a task\'s breakdown: summary, role groups with members, and the chart', async () => {
+    await step('breakdown', async () => {
+      const parent = (await list()).tasks.find((t) => t.sub_tasks_count > 0) as ListTask;
+      const leaf = (await list(`parent_task_id=${parent.id}`)).tasks.find((t) => t.sub_tasks_count === 0) as ListTask;
+      type Breakdown = { task: Figures & { name: string }; grouped_members: (Figures & { jobRole: string; members: (Figures & { name: string })[] })[] };
+      const breakdown = await api<Breakdown>(`/project-finance/task/${leaf.id}/breakdown`);
+      await page.getByRole('button', { name: `Breakdown of ${leaf.name}` }).click();
+      const panel = page.getByRole('complementary', { name: leaf.name });
+      await panel.locator('dl').waitFor();
+      const summary = await panel.locator('dd').allInnerTexts();
+      const keys = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'];
+      expect(summary).toEqual(keys.map((k) => shown(k, breakdown.task[k] as number)));
+      expect(breakdown.grouped_members.length).toBeGreaterThan(0);
+      const groupRows: string[][] = [];
+      for (const row of await panel.locator('tr.group-row').all()) groupRows.push((await row.locator('th, td').allInnerTexts()).map((t) => t.trim()));
+      expect(groupRows).toEqual(
+        breakdown.grouped_members.map((g) => [g.jobRole, '', hours.format(g.estimated_hours as number), hours.format(g.logged_hours as number), usd.format(g.estimated_cost as number), usd.format(g.actual_cost as number)]),
+      );
+      const memberNames = await panel.locator('tr.member-row th').allInnerTexts();
+      expect(memberNames).toEqual(breakdown.grouped_members.flatMap((g) => g.members.map((m) => m.name)));
+      await panel.locator('canvas[role="img"]').waitFor();
+      await panel.getByRole('button', { name: 'Close the breakdown' }).click();
+      await panel.waitFor({ state: 'detached' });
+    });
+  });
+
+  it('edits a fixed cost in place, resolves a 412, and refreshes the roll-ups', async () => {
+    const parent = (await list()).tasks.find((t) => t.sub_tasks_count > 0) as ListTask;
+    const leaf = (await list(`parent_task_id=${parent.id}`)).tasks.find((t) => t.sub_tasks_count === 0) as ListTask;
+    const cell = page.locator(`tr[data-row-id="${leaf.id}"] td[data-col="fixed_cost"]`);
+    const input = page.getByLabel(`Fixed cost of ${leaf.name} (USD)`);
+
+    await step('validation', async () => {
+      await page.getByRole('button', { name: `Edit fixed cost of ${leaf.name}` }).click();
+      await input.fill('-5');
+      await cell.getByRole('button', { name: 'Save' }).click();
+      await cell.getByRole('alert').filter({ hasText: '0 or more' }).waitFor();
+      expect(await input.getAttribute('aria-invalid')).toBe('true');
+      await cell.getByRole('button', { name: 'Cancel' }).click();
+    });
+
+    await step('save', async () => {
+      await page.getByRole('button', { name: `Edit fixed cost of ${leaf.name}` }).click();
+      await input.fill('123.45');
+      await cell.getByRole('button', { name: 'Save' }).click();
+      await cell.filter({ hasText: '$123.45' }).waitFor();
+      const after = await list();
+      const parentAfter = after.tasks.find((t) => t.id === parent.id) as ListTask;
+      expect(parentAfter.fixed_cost).toBeGreaterThan(parent.fixed_cost as number);
+      await page.locator(`tr[data-row-id="${parent.id}"] td[data-col="fixed_cost"]`).filter({ hasText: usd.format(parentAfter.fixed_cost as number) }).waitFor();
+      await page.locator('tfoot td[data-col="fixed_cost"]').filter({ hasText: usd.format(after.totals.fixed_cost as number) }).waitFor();
+      expect(await totalsShown()).toEqual(expected(after.totals));
+    });
+
+    await step('412', async () => {
+      await page.getByRole('button', { name: `Edit fixed cost of ${leaf.name}` }).click();
+      await input.waitFor();
+      // Behind the page's back: someone else sets the fixed cost after the page read the version.
+      await api(`/project-finance/task/${leaf.id}/fixed-cost`, { method: 'PUT', body: { fixed_cost: 200 } });
+      await input.fill('150');
+      await cell.getByRole('button', { name: 'Save' }).click();
+      await cell.getByRole('alert').filter({ hasText: 'changed this fixed cost meanwhile' }).filter({ hasText: '$200.00' }).waitFor();
+      await cell.getByRole('button', { name: 'Save anyway' }).click();
+      await cell.filter({ hasText: '$150.00' }).waitFor();
+      const breakdown = await api<{ task: Figures }>(`/project-finance/task/${leaf.id}/breakdown`);
+      expect(breakdown.task.fixed_cost).toBe(150);
+      const after = await list();
+      await page.locator('tfoot td[data-col="fixed_cost"]').filter({ hasText: usd.format(after.totals.fixed_cost as number) }).waitFor();
+    });
+  });
+
+  it('downloads CSV and XLSX exports whose figures are the API\'s', async () => {
+    const now = await list();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'pfs-downloads-'));
+    const download = async (label: string) => {
+      const [file] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: label }).click()]);
+      const target = path.join(dir, file.suggestedFilename());
+      await file.saveAs(target);
+      return target;
+    };
+    await step('csv', async () => {
+      const file = await download('Export CSV');
+      expect(path.basename(file)).toMatch(/\.csv$/);
+      const rows = fs.readFileSync(file, 'utf8').trim().split(/\r?\n/).map((line) => line.split(','));
+      const header = rows[0] as string[];
+      const at = (name: string) => header.findIndex((h) => h.startsWith(name));
+      const total = rows.find((r) => r[0] === 'Total') as string[];
+      expect(Number(total[at('Fixed cost')])).toBe(now.totals.fixed_cost);
+      expect(Number(total[at('Variance')])).toBe(now.totals.variance);
+      for (const task of now.tasks) {
+        const row = rows.find((r) => r[1] === task.id) as string[];
+        expect({ task: task.name, fixed: Number(row[at('Fixed cost')]), variance: Number(row[at('Variance')]) }).toEqual({ task: task.name, fixed: task.fixed_cost, variance: task.variance });
+      }
+    });
+    await step('xlsx', async () => {
+      const file = await download('Export XLSX');
+      expect(path.basename(file)).toMatch(/\.xlsx$/);
+      const book = new ExcelJS.Workbook();
+      await book.xlsx.readFile(file);
+      const sheet = book.worksheets[0] as ExcelJS.Worksheet;
+      const values: unknown[][] = [];
+      sheet.eachRow((row) => values.push((row.values as unknown[]).slice(1)));
+      const header = (values[0] as string[]).map(String);
+      const col = (name: string) => header.findIndex((h) => h.startsWith(name));
+      const total = values.find((r) => r[0] === 'Total') as unknown[];
+      expect(Number(total[col('Fixed cost')])).toBe(now.totals.fixed_cost);
+      expect(Number(total[col('Total actual cost')])).toBe(now.totals.total_actual_cost);
+      for (const task of now.tasks) {
+        const row = values.find((r) => r[1] === task.id) as unknown[];
+        expect({ task: task.name, fixed: Number(row[col('Fixed cost')]), actual: Number(row[col('Total actual cost')]) }).toEqual({ task: task.name, fixed: task.fixed_cost, actual: task.total_actual_cost });
+      }
+    });
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('works at phone width and signs out; the page logged no errors', async () => {
+    await step('phone', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.locator('table.tasks').waitFor();
+      const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
+      expect(overflow).toBeLessThanOrEqual(0);
+      await page.getByRole('button', { name: 'Sign out' }).click();
+      await page.getByLabel('API token').waitFor();
+      expect(await page.evaluate('sessionStorage.length')).toBe(0);
+    });
+    expect(consoleErrors).toEqual([]);
+  });
+});

@@ -1,0 +1,146 @@
+/*
+ * The service's API as the screen uses it: Bearer token, the JSON envelope, errors as ApiError.
+ * Decimal figures stay exact: JSON numbers with a fraction are kept as their source text (JSON.parse's
+ * source access), and Intl.NumberFormat formats that text without going through binary floating point.
+ */
+
+export type Decimal = number | string;
+export type Role = 'viewer' | 'editor' | 'admin';
+
+export type Session = { team: { id: string; name: string }; role: Role; token: { id: string; name: string } };
+export type Project = { id: string; name: string; currency: string; budget: Decimal | null };
+
+export type Sums = {
+  estimated_hours: Decimal;
+  logged_hours: Decimal;
+  estimated_labor_cost: Decimal;
+  actual_labor_cost: Decimal;
+  fixed_cost: Decimal;
+  total_estimated_cost: Decimal;
+  total_actual_cost: Decimal;
+  variance: Decimal;
+};
+
+export type ListTask = Sums & {
+  id: string;
+  name: string;
+  project_id: string;
+  billable: boolean;
+  currency: string;
+  parent_task_id: string | null;
+  sub_tasks_count: number;
+  status: string | null;
+  priority: string | null;
+  phase: string | null;
+  assignees: { team_member_id: string; name: string; job_title_name: string; hourly_rate: Decimal }[];
+};
+
+export type Group = Sums & { group_name: string; task_ids: string[] };
+export type TaskList = { project: Project; tasks: ListTask[]; totals: Sums; groups?: Group[] };
+
+export type MemberFigures = {
+  team_member_id: string;
+  name: string;
+  hourly_rate: Decimal;
+  estimated_hours: Decimal;
+  logged_hours: Decimal;
+  estimated_cost: Decimal;
+  actual_cost: Decimal;
+};
+export type Breakdown = {
+  task: Omit<Sums, 'variance'> & { id: string; name: string; currency: string; billable: boolean };
+  grouped_members: {
+    jobRole: string;
+    estimated_hours: Decimal;
+    logged_hours: Decimal;
+    estimated_cost: Decimal;
+    actual_cost: Decimal;
+    members: MemberFigures[];
+  }[];
+};
+
+export type RateCard = { project_id: string; currency: string; roles: { job_role_id: string; job_role_name: string; hourly_rate: Decimal }[] };
+
+export type BillableFilter = 'all' | 'billable' | 'non-billable';
+export type GroupBy = '' | 'status' | 'priority' | 'phase';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly details: { path?: string; message: string }[] = [],
+  ) {
+    super(message);
+  }
+}
+
+type Reviver = (this: unknown, key: string, value: unknown, context?: { source?: string }) => unknown;
+const keepDecimals: Reviver = (_key, value, context) =>
+  typeof value === 'number' && !Number.isSafeInteger(value) && context?.source !== undefined ? context.source : value;
+
+export function parseJson(text: string): unknown {
+  return JSON.parse(text, keepDecimals as (key: string, value: unknown) => unknown);
+}
+
+export type Reply<T> = { body: T; etag: string | null };
+
+async function errorOf(res: Response): Promise<ApiError> {
+  try {
+    const parsed = parseJson(await res.text()) as { error?: { code?: string; message?: string; details?: ApiError['details'] } };
+    const e = parsed.error ?? {};
+    return new ApiError(res.status, e.code ?? 'ERROR', e.message ?? res.statusText, e.details ?? []);
+  } catch {
+    return new ApiError(res.status, 'ERROR', `The service answered ${res.status} ${res.statusText}`);
+  }
+}
+
+export class Api {
+  constructor(private readonly token: string) {}
+
+  private async send(path: string, init: { method?: string; body?: unknown; ifMatch?: string } = {}): Promise<Response> {
+    const headers: Record<string, string> = { Authorization: `Bearer ${this.token}` };
+    if (init.body !== undefined) headers['Content-Type'] = 'application/json';
+    if (init.ifMatch) headers['If-Match'] = init.ifMatch;
+    let res: Response;
+    try {
+      res = await fetch(`/api${path}`, {
+        method: init.method ?? 'GET',
+        headers,
+        body: init.body === undefined ? undefined : JSON.stringify(init.body),
+      });
+    } catch {
+      throw new ApiError(0, 'NETWORK', 'The service cannot be reached; check that it is running');
+    }
+    if (!res.ok) throw await errorOf(res);
+    return res;
+  }
+
+  async json<T>(path: string, init: { method?: string; body?: unknown; ifMatch?: string } = {}): Promise<Reply<T>> {
+    const res = await this.send(path, init);
+    const parsed = parseJson(await res.text()) as { body: T };
+    return { body: parsed.body, etag: res.headers.get('ETag') };
+  }
+
+  async file(path: string): Promise<{ blob: Blob; fileName: string }> {
+    const res = await this.send(path);
+    const disposition = res.headers.get('Content-Disposition') ?? '';
+    const fileName = /filename="([^"]+)"/.exec(disposition)?.[1] ?? 'export';
+    return { blob: await res.blob(), fileName };
+  }
+}
+
+export function listQuery(filter: BillableFilter, groupBy: GroupBy, parentTaskId?: string): string {
+  const q = new URLSearchParams({ billable_filter: filter });
+  if (groupBy) q.set('group_by', groupBy);
+  if (parentTaskId) q.set('parent_task_id', parentTaskId);
+  return q.toString();
+}
+
+/** A message a person can act on, for an error of any route. */
+export function explain(err: unknown): string {
+  if (!(err instanceof ApiError)) return 'Something went wrong; reload the page.';
+  if (err.status === 401) return 'The token is not valid (or was revoked). Sign in with a valid token.';
+  if (err.status === 403) return `Not allowed: ${err.message}.`;
+  return err.message;
+}
