@@ -4,6 +4,7 @@ import pg from 'pg';
 import type { Logger } from '../logger';
 import { claimDataDir } from './data-dir-owner';
 import { DatabaseTarget, Db, createDb, describeTarget } from './knex';
+import { initialiseDataDir } from './pglite-init';
 
 /** A start-up failure the user can act on: printed as its one-line message, without a stack. */
 export class StartupError extends Error {
@@ -117,16 +118,19 @@ export async function openDatabase(target: DatabaseTarget, logger?: Logger): Pro
   const dataDir = path.resolve(target.dataDir);
   prepareDataDir(dataDir);
   const claim = await claimDataDir(dataDir);
-  const db = createDb({ kind: 'pglite', dataDir }, logger);
+  let db: Db | undefined;
   const close = async () => {
-    await db.destroy();
+    await db?.destroy();
     await claim.release();
   };
   try {
+    // A new directory is created in a child process, so this one never holds initdb's memory.
+    await initialiseDataDir(dataDir);
+    db = createDb({ kind: 'pglite', dataDir }, logger);
     await db.raw('select 1');
   } catch (err) {
     await close().catch(() => undefined);
     throw new StartupError(`DATA_DIR ${dataDir} could not be opened as a database: ${reason(err)}`);
   }
-  return { db, close };
+  return { db: db as Db, close };
 }
