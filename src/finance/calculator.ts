@@ -6,6 +6,12 @@ import { Decimal, ZERO, hoursFromSeconds, roundMoney, splitHours, sum } from './
  * service hands in rows it read, and gets figures back that only need serialising.
  */
 
+/**
+ * The version of these rules. Stored figures are stamped with it (finance/figures.ts): bump it with any
+ * change to what the calculator computes, and every project's figures are recomputed by themselves.
+ */
+export const CALCULATOR_VERSION = 1;
+
 export const UNASSIGNED_ROLE = 'Unassigned';
 
 export type MemberInput = {
