@@ -149,13 +149,6 @@ function checkListParent(parentId: string | null, parent: { project_id: string }
   if (parentId !== null && parent?.project_id !== projectId) throw notFound('TASK_NOT_FOUND', 'Parent task');
 }
 
-/** Runs a list query beside the project's and the parent's lookup: an unknown project is a 404 first. */
-async function withProject<T>(db: Knex, teamId: string, projectId: string, parentId: string | null, rows: Promise<T>) {
-  const [project, parent, result] = await Promise.all([getProject(db, teamId, projectId), findListParent(db, teamId, parentId), rows]);
-  checkListParent(parentId, parent, project.id);
-  return { project, rows: result };
-}
-
 const FIGURES = [...repo.ROLLED_FIGURES, 'total_estimated_cost', 'total_actual_cost', 'variance'] as const;
 
 /** The eight figures as JSON numbers, in the contract's order. */
@@ -171,14 +164,12 @@ function jsonFigures(figures: FigureTexts) {
 export async function listProjectTasks(db: Knex, teamId: string, project: ProjectRow, query: ProjectTasksQuery) {
   const parentId = query.parent_task_id?.toLowerCase() ?? null;
   const scope = { teamId, projectId: project.id, filter: query.billable_filter, parentId, currency: project.currency, groupBy: query.group_by };
-  const [parent, summary] = await Promise.all([
-    findListParent(db, teamId, parentId),
-    readCurrent(db, teamId, project.id, async (q, today) => {
-      const rows = await repo.listSummary(q, scope, today);
-      return { current: rows.every((row) => row.current), value: rows };
-    }),
-  ]);
-  checkListParent(parentId, parent, project.id);
+  // The parent first: a 404 leaves no read or refresh running behind the response.
+  checkListParent(parentId, await findListParent(db, teamId, parentId), project.id);
+  const summary = await readCurrent(db, teamId, project.id, async (q, today) => {
+    const rows = await repo.listSummary(q, scope, today);
+    return { current: rows.every((row) => row.current), value: rows };
+  });
   const whole = summary.find((row) => row.group_name === null) as repo.ListSummaryRow;
   const { id, name, currency, budget } = presentProject(project);
   const body: Record<string, unknown> = {
@@ -198,11 +189,12 @@ export type ExportRow = repo.ListedRow;
  */
 export async function projectTaskTree(db: Knex, teamId: string, projectId: string, filter: ListFilter) {
   const parentId = filter.parent_task_id?.toLowerCase() ?? null;
-  const read = readCurrent(db, teamId, projectId, async (q, today) => {
+  const [project, parent] = await Promise.all([getProject(db, teamId, projectId), findListParent(db, teamId, parentId)]);
+  checkListParent(parentId, parent, project.id);
+  const rows = await readCurrent(db, teamId, projectId, async (q, today) => {
     const tree = await repo.treeRows(q, { teamId, projectId, filter: filter.billable_filter }, today);
     return { current: tree.current, value: tree.rows };
   });
-  const { project, rows } = await withProject(db, teamId, projectId, parentId, read);
   const children = groupBy(rows, (row) => row.parent_task_id ?? '');
   const starting = children.get(parentId ?? '') ?? [];
   const listed: { depth: number; row: ExportRow }[] = [];
