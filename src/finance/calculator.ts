@@ -133,6 +133,11 @@ export function taskTotals(labor: Omit<TaskTotals, 'totalEstimatedCost' | 'total
   };
 }
 
+/** Rule 10: variance is the total estimated cost minus the total actual cost (negative: over estimate). */
+export function variance(totals: Pick<TaskTotals, 'totalEstimatedCost' | 'totalActualCost'>): Decimal {
+  return totals.totalEstimatedCost.minus(totals.totalActualCost);
+}
+
 /** Adds task totals field by field (subtree breakdowns, project rows, project totals), in one pass. */
 export function addTotals(all: readonly TaskTotals[]): TaskTotals {
   let estimatedHours = ZERO;

@@ -220,7 +220,8 @@ type Figure = RolledFigure | 'total_estimated_cost' | 'total_actual_cost' | 'var
 
 /**
  * The eight figures of CONTRACT section 4 as SQL expressions of the five rolled ones (`figure` gives
- * each): the fixed cost counts in both totals, and variance is their difference.
+ * each), for sums PostgreSQL makes: the calculator's rules, in SQL (calculator.ts's taskTotals, the
+ * fixed cost in both totals; its variance, their difference, which the fixed cost leaves out).
  */
 function figureExpressions(figure: (name: RolledFigure) => string): Record<Figure, string> {
   const rolled = Object.fromEntries(ROLLED_FIGURES.map((name) => [name, figure(name)])) as Record<RolledFigure, string>;

@@ -8,7 +8,7 @@ import type { ProjectRow } from '../projects/projects.repository';
 import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
-import { compareText, combineTaskFinances } from './calculator';
+import { compareText, combineTaskFinances, taskTotals, variance } from './calculator';
 import { Decimal, sum, toDecimal } from './money';
 import { financeOf, memberInputsByTask } from './labor';
 import { readCurrent } from './figures';
@@ -119,20 +119,21 @@ export async function fixedCostHistory(db: Knex, teamId: string, taskId: string)
 /** The eight figures of a list row or a sum of rows, as exact decimal text. */
 export type FigureTexts = repo.ListedFigures & { total_estimated_cost: string; total_actual_cost: string; variance: string };
 
-/** Sums rows' figures; rule 6 and rule 10 on the sums: the fixed cost counts in both totals, variance is their difference. */
+/** Sums rows' figures; the calculator's rules 6 and 10 (taskTotals, variance) on the sums. */
 function sumRows(rows: readonly repo.ListedFigures[]): FigureTexts {
   const [estimatedHours, loggedHours, estimatedLabor, actualLabor, fixed] = repo.ROLLED_FIGURES.map((column) =>
     sum(rows.map((row) => toDecimal(row[column]))),
   ) as [Decimal, Decimal, Decimal, Decimal, Decimal];
+  const totals = taskTotals({ estimatedHours, loggedHours, estimatedLaborCost: estimatedLabor, actualLaborCost: actualLabor, fixedCost: fixed });
   return {
-    estimated_hours: estimatedHours.toFixed(),
-    logged_hours: loggedHours.toFixed(),
-    estimated_labor_cost: estimatedLabor.toFixed(),
-    actual_labor_cost: actualLabor.toFixed(),
-    fixed_cost: fixed.toFixed(),
-    total_estimated_cost: estimatedLabor.plus(fixed).toFixed(),
-    total_actual_cost: actualLabor.plus(fixed).toFixed(),
-    variance: estimatedLabor.plus(fixed).minus(actualLabor.plus(fixed)).toFixed(),
+    estimated_hours: totals.estimatedHours.toFixed(),
+    logged_hours: totals.loggedHours.toFixed(),
+    estimated_labor_cost: totals.estimatedLaborCost.toFixed(),
+    actual_labor_cost: totals.actualLaborCost.toFixed(),
+    fixed_cost: totals.fixedCost.toFixed(),
+    total_estimated_cost: totals.totalEstimatedCost.toFixed(),
+    total_actual_cost: totals.totalActualCost.toFixed(),
+    variance: variance(totals).toFixed(),
   };
 }
 
