@@ -8,7 +8,8 @@ import type { Knex } from 'knex';
  *     under: the project's revision, the day the rates were read for, and the calculator's version;
  *   - stale_tasks: tasks a write changed (and the old parent of a moved or archived one), with the
  *     revision of that write; a refresh recomputes them and their ancestors' roll-ups.
- * Existing projects have no stamp, so their first read recomputes them.
+ * And an index of the running totals by member, to find the tasks a member logged time on (a rename
+ * marks them). Existing projects have no stamp, so their first read recomputes them.
  */
 export async function up(knex: Knex): Promise<void> {
   await knex.schema.alterTable('projects', (t) => {
@@ -31,9 +32,15 @@ export async function up(knex: Knex): Promise<void> {
     t.primary(['team_id', 'project_id', 'task_id']);
     t.foreign(['team_id', 'project_id']).references(['team_id', 'id']).inTable('projects').onDelete('CASCADE');
   });
+  await knex.schema.alterTable('task_member_time', (t) => {
+    t.index(['team_id', 'team_member_id'], 'task_member_time_member_idx');
+  });
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.schema.alterTable('task_member_time', (t) => {
+    t.dropIndex(['team_id', 'team_member_id'], 'task_member_time_member_idx');
+  });
   await knex.schema.dropTableIfExists('stale_tasks');
   await knex.schema.dropTableIfExists('project_figures');
   await knex.schema.alterTable('projects', (t) => {

@@ -54,37 +54,38 @@ export type Invalidation =
   | { kind: 'tasks'; taskIds: readonly string[] }
   | { kind: 'member'; memberId: string };
 
-/** Marks tasks stale at the project's current revision; `where` selects them from tasks t (after the locks). */
-async function markStale(db: Knex, teamId: string, projectIds: string | 'team', where: string, bindings: Record<string, string>) {
+/**
+ * Marks tasks stale at their project's current revision: the tasks whose ids `ids` (SQL) selects, of
+ * the project (or of the team). Read after the locks, so no concurrent change is missed.
+ */
+async function markStale(db: Knex, teamId: string, projectId: string | 'team', ids: string, bindings: Record<string, string>) {
   await db.raw(
     `insert into stale_tasks (team_id, project_id, task_id, revision)
      select t.team_id, t.project_id, t.id, p.revision
      from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
-     where t.team_id = :teamId and (cast(:projectId as uuid) is null or t.project_id = cast(:projectId as uuid)) and (${where})
+     where t.team_id = :teamId and t.id in (${ids})
+       and (cast(:projectId as uuid) is null or t.project_id = cast(:projectId as uuid))
      on conflict (team_id, project_id, task_id) do update set revision = greatest(stale_tasks.revision, excluded.revision)`,
-    { teamId, projectId: projectIds === 'team' ? null : projectIds, ...bindings },
+    { teamId, projectId: projectId === 'team' ? null : projectId, ...bindings },
   );
 }
 
-/** The tasks a member takes part in: assigned, or with logged time. */
-const PARTICIPATES = `exists (select 1 from task_assignees a where a.team_id = t.team_id and a.task_id = t.id and a.team_member_id = :memberId)
-  or exists (select 1 from task_member_time x where x.team_id = t.team_id and x.task_id = t.id and x.team_member_id = :memberId
-             and x.total_seconds > 0)`;
+/** The tasks and their parents now (a move or an archive changes the old parent's roll-ups). */
+const TASKS_AND_PARENTS = `select unnest(string_to_array(:ids, ',')::uuid[])
+  union
+  select c.parent_task_id from tasks c
+  where c.team_id = :teamId and c.id = any(string_to_array(:ids, ',')::uuid[]) and c.parent_task_id is not null`;
+
+/** The tasks a member takes part in: assigned, or with logged time (both looked up by member). */
+const TASKS_OF_MEMBER = `select a.task_id from task_assignees a where a.team_id = :teamId and a.team_member_id = :memberId
+  union
+  select x.task_id from task_member_time x where x.team_id = :teamId and x.team_member_id = :memberId and x.total_seconds > 0`;
 
 async function recordInvalidation(db: Knex, teamId: string, projectId: string | 'team', change: Invalidation): Promise<void> {
   if (change.kind === 'tasks' && change.taskIds.length > 0) {
-    // The tasks and their parents now: read after the lock, so no concurrent move is missed.
-    const ids = change.taskIds.join(',');
-    await markStale(
-      db,
-      teamId,
-      projectId,
-      `t.id = any(string_to_array(:ids, ',')::uuid[])
-       or t.id in (select c.parent_task_id from tasks c where c.team_id = :teamId and c.id = any(string_to_array(:ids, ',')::uuid[]))`,
-      { ids },
-    );
+    await markStale(db, teamId, projectId, TASKS_AND_PARENTS, { ids: change.taskIds.join(',') });
   } else if (change.kind === 'member') {
-    await markStale(db, teamId, projectId, `t.archived_at is null and (${PARTICIPATES})`, { memberId: change.memberId });
+    await markStale(db, teamId, projectId, TASKS_OF_MEMBER, { memberId: change.memberId });
   }
 }
 
