@@ -6,12 +6,14 @@ import pinoHttp from 'pino-http';
 import { TokenCache, createTokenCache } from './auth/token-cache';
 import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/finance.router';
+import { cancelQueriesWhenClientLeaves } from './db/request-queries';
 import { createListCache } from './finance/list-cache';
 import { createLimiter } from './limiter';
 import { requireToken, roleByMethod } from './http/auth';
 import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
 import { createMetrics } from './http/metrics';
 import { rateLimit } from './http/rate-limit';
+import { TeamShare, teamShare } from './http/team-share';
 import { sendJson } from './http/respond';
 import { jobRolesRouter } from './job-roles/job-roles.router';
 import type { Logger } from './logger';
@@ -35,6 +37,8 @@ export type AppDeps = {
   listRenders?: number;
   /** Clients reach the service over HTTPS: send HSTS and upgrade-insecure-requests (never over plain HTTP). */
   servedOverHttps?: boolean;
+  /** At most this many API requests of one team at once, the others waiting in memory (http/team-share.ts); unset: no limit. */
+  teamShare?: TeamShare;
   /** False while start-up is still running (server.ts): /readyz answers 503 until it is done. */
   isStarted?: () => boolean;
 };
@@ -111,7 +115,9 @@ export function createApp(deps: AppDeps): Express {
   if (rateLimitPerMinute > 0) api.use(rateLimit(rateLimitPerMinute));
   const tokenCache = deps.tokenCache ?? createTokenCache(tokenCacheSeconds * 1000);
   api.use(requireToken(db, tokenCache), roleByMethod);
+  if (deps.teamShare) api.use(teamShare(deps.teamShare));
   api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
+  api.use(cancelQueriesWhenClientLeaves(db));
   api.use(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), createLimiter(listRenders)));
   api.use(jobRolesRouter(db));
   api.use(teamMembersRouter(db));

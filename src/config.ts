@@ -33,6 +33,8 @@ const configSchema = z.object({
   SERVED_OVER_HTTPS: booleanFlag.default(false),
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  TEAM_CONCURRENCY: z.coerce.number().int().min(0).max(1000).default(5),
+  TEAM_QUEUE: z.coerce.number().int().min(0).max(100_000).default(100),
 });
 
 export type Config = {
@@ -56,6 +58,9 @@ export type Config = {
   /** PostgreSQL server only: the longest a statement may run, and wait for a lock, in ms (0: no limit). */
   statementTimeoutMs: number;
   lockTimeoutMs: number;
+  /** API requests of one team run at once in this instance (0: no limit), and how many more may wait. */
+  teamConcurrency: number;
+  teamQueue: number;
 };
 
 /** Reads the environment (and `.env`, which never overrides a variable already set) once. */
@@ -83,5 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     servedOverHttps: c.SERVED_OVER_HTTPS,
     statementTimeoutMs: c.DB_STATEMENT_TIMEOUT_MS,
     lockTimeoutMs: c.DB_LOCK_TIMEOUT_MS,
+    teamConcurrency: c.TEAM_CONCURRENCY,
+    teamQueue: c.TEAM_QUEUE,
   };
 }

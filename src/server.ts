@@ -67,6 +67,7 @@ async function main(): Promise<void> {
       listCacheMb: config.listCacheMb,
       listRenders: config.listRenders,
       servedOverHttps: config.servedOverHttps,
+      teamShare: config.teamConcurrency > 0 ? { perTeam: config.teamConcurrency, queuePerTeam: config.teamQueue } : undefined,
       isStarted: () => started,
     });
     server = app.listen(config.port, config.host);

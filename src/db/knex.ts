@@ -5,6 +5,7 @@ import knex, { Knex } from 'knex';
 import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../logger';
+import { trackRequestQueries } from './request-queries';
 
 export type Db = Knex;
 
@@ -84,7 +85,7 @@ export function createDb(target: DatabaseTarget, logger?: Logger): Db {
         return pg.types.getTypeParser(oid, format as 'text');
       },
     };
-    return knex({
+    return trackRequestQueries(knex({
       client: 'pg',
       // No JIT: these are short statements over a few rows, but a recursive walk's estimated cost can
       // pass jit_above_cost, and compiling it took 28 ms of a 1 ms roll-up refresh (measured).
@@ -93,7 +94,7 @@ export function createDb(target: DatabaseTarget, logger?: Logger): Db {
       // While the server is unreachable a request fails (503) within this bound instead of queueing.
       acquireConnectionTimeout: 10_000,
       log: knexLog(logger),
-    });
+    }));
   }
   if (target.dataDir) fs.mkdirSync(path.resolve(target.dataDir), { recursive: true });
   const pglite = new PGlite(target.dataDir ? path.resolve(target.dataDir) : undefined, {

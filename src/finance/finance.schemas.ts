@@ -14,7 +14,11 @@ export const projectTasksQuery = z
   .object({
     parent_task_id: uuid().optional(),
     billable_filter: z.enum(BILLABLE_FILTERS).default('all'),
-    group_by: z.enum(GROUP_BY).optional(),
+    // `phases` is accepted for `phase` (CONTRACT section 4).
+    group_by: z
+      .enum([...GROUP_BY, 'phases'])
+      .transform((value): (typeof GROUP_BY)[number] => (value === 'phases' ? 'phase' : value))
+      .optional(),
   })
   .strict();
 

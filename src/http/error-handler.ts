@@ -3,7 +3,7 @@ import type { Logger } from '../logger';
 import { AppError } from './errors';
 import { sendJson } from './respond';
 
-type BodyParserError = Error & { type?: string; status?: number };
+type BodyParserError = Error & { type?: string; status?: number; expose?: boolean };
 type DriverError = Error & { code?: string };
 
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300']);
@@ -20,6 +20,19 @@ function toAppError(err: unknown): AppError {
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON');
+    case 'request.aborted':
+    case 'request.size.invalid':
+      return new AppError(400, 'MALFORMED_JSON', 'The request body ended before the length it announced');
+  }
+  // The router could not percent-decode a path parameter (`/api/tasks/%ZZ`); every one is an id.
+  if (err instanceof URIError && e.status === 400) {
+    return new AppError(400, 'INVALID_ID', 'A path id is not valid percent-encoding', [{ path: '(path)', message: 'must be a UUID' }]);
+  }
+  // Any other client error a parser raised (a compressed body that does not decompress): its 4xx stands.
+  if (e?.expose && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
+    if (e.status === 413) return new AppError(413, 'PAYLOAD_TOO_LARGE', 'The request body is larger than 100 KiB');
+    if (e.status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON');
+    return new AppError(400, 'MALFORMED_JSON', 'The request body could not be read (is its Content-Encoding right?)');
   }
   if (e?.name === 'KnexTimeoutError' || (e?.code && UNAVAILABLE_CODES.has(e.code))) {
     return new AppError(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly');
@@ -40,7 +53,8 @@ export function errorHandler(logger: Logger) {
   // Express recognises an error handler by its four parameters.
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appError = toAppError(err);
-    if (appError.status >= 500) logger.error({ err, method: req.method, url: req.originalUrl }, 'request failed');
+    // The path only: a query string may carry secrets (`?api_key=...`), and logs keep none.
+    if (appError.status >= 500) logger.error({ err, method: req.method, path: req.originalUrl.split('?')[0] }, 'request failed');
     if (res.headersSent) return;
     // Every 503 is temporary (an outage, a time limit, a collision): say when to try again.
     if (appError.status === 503) res.setHeader('Retry-After', '1');
@@ -55,6 +69,7 @@ export function routeNotFound(req: Request) {
 }
 
 const TAKES_BODY = new Set(['POST', 'PUT', 'PATCH']);
+const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
 
 /**
  * Every POST, PUT and PATCH route takes a JSON object: an empty request is refused (body-parser would
@@ -64,6 +79,11 @@ export function requireJsonBody(req: Request, _res: Response, next: NextFunction
   const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
   if (hasBody && !req.is(['application/json', 'application/*+json'])) {
     throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)');
+  }
+  // JSON is UTF-8 (RFC 8259); body-parser would also decode UTF-16 and UTF-32, which nothing here expects.
+  const charset = CHARSET.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
+  if (hasBody && charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
+    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON');
   }
   if (!hasBody && TAKES_BODY.has(req.method)) {
     throw new AppError(400, 'VALIDATION_ERROR', 'A JSON object body is required (Content-Type: application/json)', [

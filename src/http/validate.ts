@@ -7,7 +7,8 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 const CONTROL_CHARS_EXCEPT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
-export const uuid = () => z.string().regex(UUID, 'must be a UUID');
+/** Ids match case-insensitively: PostgreSQL prints them in lower case, so a body's id is lowered too. */
+export const uuid = () => z.string().regex(UUID, 'must be a UUID').toLowerCase();
 
 export const name = (max = 200) =>
   z

@@ -55,7 +55,7 @@ const ERROR_TEXT: Record<number, string> = {
   412: 'If-Match does not match the task\'s finance version (PRECONDITION_FAILED)',
   413: 'Body over 100 KiB (PAYLOAD_TOO_LARGE)',
   415: 'Body that is not JSON (UNSUPPORTED_MEDIA_TYPE)',
-  429: 'Over the per-client rate limit (RATE_LIMITED); see the RateLimit headers',
+  429: 'Over the per-client rate limit (RateLimit headers), or more of this team\'s requests at once than the instance runs and queues (Retry-After); code RATE_LIMITED',
   500: 'A genuine fault (INTERNAL_ERROR)',
   503: 'The database is unavailable (SERVICE_UNAVAILABLE)',
 };

@@ -1,11 +1,12 @@
 import { ChildProcess, execSync } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createDb, DatabaseTarget, Db } from '../../src/db/knex';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createTeamWithAdmin } from '../../src/teams/teams.service';
-import { commandOption, startService, waitReady } from '../../bench/support';
+import { commandOption, startService } from '../../bench/support';
 
 /*
  * npm run crash-test [-- --backend postgres|pglite|both] [--rounds 3]
@@ -14,14 +15,52 @@ import { commandOption, startService, waitReady } from '../../bench/support';
  * database, and checks that every acknowledged write is there and nothing is half-written: each time
  * log is counted in its running total exactly once, each task's stored labor figures match a fresh
  * computation, and each fixed-cost change has its history entry. Repeats for several rounds.
+ *
+ * Nothing depends on the machine's speed: the service listens on a port found free at start (another
+ * run on the same machine cannot answer for it), is waited for until it is ready or has exited, and is
+ * killed after a random number of acknowledged writes rather than after a fixed time.
  */
 
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => commandOption(args, name, fallback);
 const rounds = Number(option('rounds', '3'));
 const serverUrl = process.env.CRASH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const PORT = Number(option('port', '3477'));
-const base = `http://127.0.0.1:${PORT}`;
+const fixedPort = Number(option('port', '0'));
+let PORT = 0;
+let base = '';
+
+/** A port nothing listens on now (the kernel's choice for port 0). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
+}
+
+/** Starts the built service on a port free at that moment (or --port). */
+async function start(target: DatabaseTarget): Promise<ChildProcess> {
+  PORT = fixedPort || (await freePort());
+  base = `http://127.0.0.1:${PORT}`;
+  return startService(target, PORT);
+}
+
+/** Until /readyz answers 200, however long start-up takes; fails at once if the service exits first. */
+async function waitReady(child: ChildProcess, what: string): Promise<void> {
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) {
+      throw new Error(`${what}: the service exited (code ${child.exitCode}, signal ${child.signalCode}) before it was ready on port ${PORT}; its output is above`);
+    }
+    try {
+      if ((await fetch(`${base}/readyz`)).ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
 
 type Acknowledged = { logs: Set<string>; roles: Set<string>; fixedCosts: number };
 
@@ -34,9 +73,16 @@ async function api(token: string, method: string, url: string, body?: unknown) {
   return { status: res.status, body: (await res.json()) as { body: Record<string, unknown> & { id: string } } };
 }
 
-/** Writers that keep going until the service dies; only 2xx answers count as acknowledged. */
-async function writeUntilKilled(token: string, fixture: Fixture, acked: Acknowledged, killAt: number, child: ChildProcess) {
+/**
+ * Writers that keep going until the service dies; only 2xx answers count as acknowledged. The service is
+ * killed once `killAfter` writes of this round are acknowledged, with the other writers' requests in flight.
+ */
+async function writeUntilKilled(token: string, fixture: Fixture, acked: Acknowledged, killAfter: number, child: ChildProcess) {
   let n = 0;
+  let ackedThisRound = 0;
+  const acknowledged = () => {
+    if (++ackedThisRound === killAfter) child.kill('SIGKILL');
+  };
   const writer = async (kind: number) => {
     for (;;) {
       const i = n++;
@@ -44,22 +90,31 @@ async function writeUntilKilled(token: string, fixture: Fixture, acked: Acknowle
         if (kind === 0 || kind === 1) {
           const member = fixture.members[i % fixture.members.length] as string;
           const res = await api(token, 'POST', `/api/tasks/${fixture.tasks[i % fixture.tasks.length]}/time-logs`, { team_member_id: member, seconds: 60 + (i % 600) });
-          if (res.status === 201) acked.logs.add(res.body.body.id);
+          if (res.status === 201) {
+            acked.logs.add(res.body.body.id);
+            acknowledged();
+          }
         } else if (kind === 2) {
           const res = await api(token, 'POST', '/api/job-roles', { name: `crash role ${process.pid}-${Date.now()}-${i}` });
-          if (res.status === 201) acked.roles.add(res.body.body.id);
+          if (res.status === 201) {
+            acked.roles.add(res.body.body.id);
+            acknowledged();
+          }
         } else {
           const res = await api(token, 'PUT', `/api/project-finance/task/${fixture.tasks[0]}/fixed-cost`, { fixed_cost: (i % 100000) / 100 });
-          if (res.status === 200) acked.fixedCosts++;
+          if (res.status === 200) {
+            acked.fixedCosts++;
+            acknowledged();
+          }
         }
       } catch {
         return; // the connection died with the service
       }
     }
   };
-  const writers = [0, 1, 2, 3, 0, 1].map(writer);
-  setTimeout(() => child.kill('SIGKILL'), killAt);
-  await Promise.all(writers);
+  await Promise.all([0, 1, 2, 3, 0, 1].map(writer));
+  // Every writer lost its connection, yet the kill was not sent: the service died by itself.
+  if (ackedThisRound < killAfter) throw new Error(`the service went away after ${ackedThisRound} acknowledged writes, before it was killed (its output is above)`);
 }
 
 type Fixture = { token: string; teamId: string; projectId: string; tasks: string[]; members: string[] };
@@ -144,24 +199,24 @@ async function runBackend(kind: 'postgres' | 'pglite'): Promise<boolean> {
     await migrateToLatest(db);
     const fixture = await setUp(db);
     await db.destroy();
-    let child = startService(target, PORT);
-    await waitReady(PORT);
+    let child = await start(target);
+    await waitReady(child, `${kind}, first start`);
     for (let i = 0; i < 2; i++) {
       const task = await api(fixture.token, 'POST', `/api/projects/${fixture.projectId}/tasks`, { name: `crash task ${i}`, estimated_hours: 10, assignee_ids: fixture.members.slice(0, 2) });
       fixture.tasks.push(task.body.body.id);
     }
     for (let round = 1; round <= rounds; round++) {
-      const killAt = 700 + Math.floor(Math.random() * 1500);
-      await writeUntilKilled(fixture.token, fixture, acked, killAt, child);
+      const killAfter = 20 + Math.floor(Math.random() * 200);
+      await writeUntilKilled(fixture.token, fixture, acked, killAfter, child);
       await new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve)));
       db = createDb(target);
       const problems = await verify(db, fixture, acked);
       await db.destroy();
-      child = startService(target, PORT);
-      await waitReady(PORT);
+      child = await start(target);
+      await waitReady(child, `${kind}, restart after round ${round}`);
       problems.push(...(await verifyFigures(fixture)));
       console.log(
-        `${kind} round ${round}: killed after ${killAt} ms; acknowledged so far ${acked.logs.size} logs, ${acked.roles.size} roles, ${acked.fixedCosts} fixed-cost updates; ${problems.length ? `PROBLEMS: ${problems.join('; ')}` : 'all present, nothing half-written'}`,
+        `${kind} round ${round}: killed after ${killAfter} acknowledged writes; acknowledged so far ${acked.logs.size} logs, ${acked.roles.size} roles, ${acked.fixedCosts} fixed-cost updates; ${problems.length ? `PROBLEMS: ${problems.join('; ')}` : 'all present, nothing half-written'}`,
       );
       if (problems.length) ok = false;
     }

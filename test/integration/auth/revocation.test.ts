@@ -8,7 +8,7 @@ import { Api, Harness, startHarness } from '../../support/harness';
 /*
  * Two instances on one PostgreSQL database: the harness's app (A) and a second app (B) with its own
  * token cache kept in step by a revocation listener, as server.ts sets it up. B trusts a cached token
- * for a minute, so only the notification can explain a prompt 401 there. PGlite is opened by one
+ * for an hour, so only the notification can explain a 401 there. PGlite is opened by one
  * process only: there is no other instance to tell (reported as skipped).
  */
 const backend = backendFromEnv();
@@ -25,7 +25,7 @@ describeOnServer('token revocation across instances', () => {
 
   beforeAll(async () => {
     h = await startHarness();
-    const cache = createTokenCache(60_000);
+    const cache = createTokenCache(3_600_000);
     listener = listenForRevocations((backend as { url: string }).url, cache, createLogger('silent'));
     await listener.ready;
     appB = createApp({ db: h.db, logger: createLogger('silent'), tokenCache: cache });
@@ -56,9 +56,10 @@ describeOnServer('token revocation across instances', () => {
 
     await h.api.delete(`/api/tokens/${token.id}`).expect(200);
     // The notification is delivered after A's commit, asynchronously: poll for it. B would trust the
-    // token for a minute otherwise, so a 401 within these seconds can only come from the notification.
+    // token for an hour otherwise, so a 401 can only come from the notification.
+    // However long that takes on a busy machine (jest's timeout is the bound).
     let status = 200;
-    for (const start = Date.now(); status === 200 && Date.now() - start < 10_000; ) {
+    while (status === 200) {
       status = (await onB.get('/api/job-roles')).status;
       if (status === 200) await new Promise((r) => setTimeout(r, 5));
     }

@@ -180,6 +180,8 @@ describe('GET /api/project-finance/project/:project_id/tasks', () => {
     expect(doing).toMatchObject({ estimated_hours: 16, total_estimated_cost: 1210, variance: 820 });
     const byPhase = await list(`?group_by=phase&parent_task_id=${ids.api}`);
     expect(byPhase.groups).toEqual([expect.objectContaining({ group_name: 'None', task_ids: [ids.docs], estimated_hours: 2 })]);
+    // `phases` is the contract's alias of `phase`.
+    expect(await list(`?group_by=phases&parent_task_id=${ids.api}`)).toEqual(byPhase);
     const byPriority = await list('?group_by=priority');
     for (const field of SUM_FIELDS) {
       expect(byPriority.groups?.reduce((s, g) => s + cents(g[field] as number), 0)).toBe(cents(byPriority.totals[field] as number));

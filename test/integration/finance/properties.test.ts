@@ -23,6 +23,10 @@ import { refreshProjectLabor } from '../../../src/finance/figures';
  * Every list is read once before the changes too, so a list served from the cache after a change would
  * be caught stale.
  */
+// About a minute of work on a quiet machine, waiting on no timer: the bound only stops a hung run, so it
+// leaves room for a machine many times slower.
+jest.setTimeout(30 * 60_000);
+
 let h: Harness;
 beforeAll(async () => {
   h = await startHarness();

@@ -111,7 +111,8 @@ describeOnServer('database outage (PostgreSQL)', () => {
 
     await proxy.start();
     let status = 0;
-    for (let i = 0; i < 50 && status !== 200; i++) {
+    // Polled until it recovers, however slow the machine (jest's timeout is the bound).
+    while (status !== 200) {
       status = (await get()).status;
       if (status !== 200) await new Promise((r) => setTimeout(r, 100));
     }
@@ -131,7 +132,7 @@ describeOnServer('database outage (PostgreSQL)', () => {
       expect(frozen.headers['retry-after']).toBe('1');
       proxy.thaw();
       let status = 0;
-      for (let i = 0; i < 50 && status !== 200; i++) status = (await api.get('/api/job-roles')).status;
+      while (status !== 200) status = (await api.get('/api/job-roles')).status;
       expect(status).toBe(200);
     } finally {
       proxy.thaw();
@@ -140,28 +141,29 @@ describeOnServer('database outage (PostgreSQL)', () => {
   });
 
   it('suspends the token cache while its revocation listener is cut off, and resumes once it reconnects', async () => {
-    const cache = createTokenCache(60_000);
+    // An hour: only the listener's state, never the entry's age, can empty it during the test.
+    const cache = createTokenCache(3_600_000);
     const listener = listenForRevocations(proxyUrl(), cache, createLogger('silent'));
     try {
       await listener.ready;
       const cached = new Api(createApp({ db, logger: createLogger('silent'), tokenCache: cache }), token);
       const key = hashSecret(token).toString('hex');
-      const until = async (done: () => boolean, ms: number) => {
-        for (const start = Date.now(); !done() && Date.now() - start < ms; ) await new Promise((r) => setTimeout(r, 50));
-        return done();
+      // Polled without a time limit of its own: a busy machine only makes it slower (jest's timeout is the bound).
+      const until = async (done: () => boolean) => {
+        while (!done()) await new Promise((r) => setTimeout(r, 50));
       };
       await cached.get('/api/job-roles').expect(200);
       expect(cache.get(key)).toBeDefined();
 
       await proxy.stop();
       // A notification sent now would be lost: nothing cached may be trusted until the listener is back.
-      expect(await until(() => cache.get(key) === undefined, 5000)).toBe(true);
+      await until(() => cache.get(key) === undefined);
       await proxy.start();
       // It reconnects (after 1 s, then 2 s, ...) and the cache serves again from empty.
-      expect(await until(() => {
+      await until(() => {
         cache.set(key, { teamId: 'probe', role: 'viewer', tokenId: 'probe', tokenName: 'probe' });
         return cache.get(key) !== undefined;
-      }, 15_000)).toBe(true);
+      });
     } finally {
       await listener.close();
     }

@@ -1,5 +1,11 @@
 import fc from 'fast-check';
+import type { Server } from 'node:http';
+import net from 'node:net';
+import { Writable } from 'node:stream';
+import zlib from 'node:zlib';
 import request from 'supertest';
+import { errorHandler } from '../../../src/http/error-handler';
+import { createLogger } from '../../../src/logger';
 import { Harness, documented, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime } from '../../support/fixtures';
 
@@ -8,6 +14,14 @@ import { addToProject, createJobRole, createMember, createProject, createTask, l
  * must be exactly as before (compared by a digest of every table).
  */
 let h: Harness;
+/** Every log line the app writes, to check that malformed input logs no 500 and no query string. */
+const logLines: string[] = [];
+const logSink = new Writable({
+  write(chunk, _encoding, done) {
+    logLines.push(String(chunk));
+    done();
+  },
+});
 let ids: Record<'project' | 'task' | 'member' | 'role' | 'log' | 'token', string>;
 
 const TABLES = ['job_roles', 'team_members', 'projects', 'project_rate_cards', 'project_members', 'tasks', 'task_assignees', 'time_logs', 'task_member_time', 'task_labor', 'fixed_cost_history', 'api_tokens'];
@@ -22,7 +36,7 @@ async function digest(): Promise<string> {
 }
 
 beforeAll(async () => {
-  h = await startHarness();
+  h = await startHarness({ logger: createLogger('info', logSink) });
   const project = await createProject(h.api);
   const role = await createJobRole(h.api);
   const member = await createMember(h.api, { name: 'Fuzz' });
@@ -125,4 +139,155 @@ it('answers every generated malformed request with a 4xx envelope and changes no
     { numRuns: Number(process.env.FUZZ_RUNS ?? 300) },
   );
   expect(await digest()).toBe(before);
+});
+
+/*
+ * Requests supertest cannot express (a path that is not valid percent-encoding, a body cut short)
+ * are written byte for byte on a socket; the answer is read until the server closes the connection.
+ */
+describe('requests written on a raw socket', () => {
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    server = h.app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    port = (server.address() as net.AddressInfo).port;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  type Answer = { status: number; body: unknown; raw: string };
+  /** Sends `head` (request line and headers, without the blank line) and `body`; `cut` stops the client mid-body. */
+  function send(head: string, body: Buffer = Buffer.alloc(0), cut?: 'half-close' | 'destroy'): Promise<Answer> {
+    return new Promise((resolve, reject) => {
+      const socket = net.connect(port, '127.0.0.1');
+      const chunks: Buffer[] = [];
+      socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+      socket.on('error', reject);
+      socket.on('close', () => {
+        const raw = Buffer.concat(chunks).toString('utf8');
+        const status = Number(/^HTTP\/1\.1 (\d{3})/.exec(raw)?.[1] ?? 0);
+        const text = raw.slice(raw.indexOf('\r\n\r\n') + 4);
+        let parsed: unknown = text;
+        try {
+          parsed = JSON.parse(text);
+        } catch {
+          // not JSON: kept as text
+        }
+        resolve({ status, body: parsed, raw });
+      });
+      socket.once('connect', () => {
+        socket.write(`${head}\r\nHost: localhost\r\nAuthorization: Bearer ${h.api.token}\r\nConnection: close\r\n\r\n`);
+        socket.write(body);
+        if (cut === 'half-close') socket.end();
+        // The server must have read the head before the connection goes, or nothing reaches the app.
+        else if (cut === 'destroy') setImmediate(() => h.api.get('/api/job-roles').then(() => socket.destroy(), reject));
+      });
+    });
+  }
+  const jsonPost = (path: string, body: Buffer, headers: string[] = [], contentType = 'application/json') =>
+    send([`POST ${path} HTTP/1.1`, `Content-Type: ${contentType}`, `Content-Length: ${body.length}`, ...headers].join('\r\n'), body);
+  const errorLogs = () => logLines.filter((line) => (JSON.parse(line) as { level: number }).level >= 50);
+
+  it('answers a path id that is not valid percent-encoding with 400 INVALID_ID', async () => {
+    for (const id of ['%ZZ', '%', '%E0%A4%A']) {
+      const answer = await send(`GET /api/tasks/${id} HTTP/1.1`);
+      expect({ id, status: answer.status, body: answer.body }).toEqual({
+        id,
+        status: 400,
+        body: { success: false, error: { code: 'INVALID_ID', message: 'A path id is not valid percent-encoding', details: [{ path: '(path)', message: 'must be a UUID' }] } },
+      });
+    }
+    const member = await send(`PUT /api/projects/${ids.project}/members/% HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2`, Buffer.from('{}'));
+    expect(member.status).toBe(400);
+    expect(member.body).toMatchObject({ error: { code: 'INVALID_ID' } });
+  });
+
+  it('answers a compressed body that does not decompress with 400 MALFORMED_JSON, and reads a valid one', async () => {
+    const garbage = Buffer.from('this is not compressed');
+    for (const encoding of ['gzip', 'br', 'deflate']) {
+      const answer = await jsonPost('/api/job-roles', garbage, [`Content-Encoding: ${encoding}`]);
+      expect({ encoding, status: answer.status, body: answer.body }).toEqual({
+        encoding,
+        status: 400,
+        body: { success: false, error: { code: 'MALFORMED_JSON', message: 'The request body could not be read (is its Content-Encoding right?)' } },
+      });
+    }
+    const zipped = zlib.gzipSync(JSON.stringify({ name: 'Zipped role' }));
+    const created = await jsonPost('/api/job-roles', zipped, ['Content-Encoding: gzip']);
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ success: true, body: { name: 'Zipped role' } });
+  });
+
+  it('answers a JSON body in any charset but UTF-8 with 415', async () => {
+    const text = JSON.stringify({ name: 'Wide role' });
+    for (const [charset, bytes] of [['utf-16', Buffer.from(`\ufeff${text}`, 'utf16le')], ['utf-16le', Buffer.from(text, 'utf16le')], ['UTF-32', Buffer.from(text)], ['"latin1"', Buffer.from(text)]] as const) {
+      const answer = await jsonPost('/api/job-roles', bytes, [], `application/json; charset=${charset}`);
+      expect({ charset, status: answer.status, body: answer.body }).toEqual({
+        charset,
+        status: 415,
+        body: { success: false, error: { code: 'UNSUPPORTED_MEDIA_TYPE', message: 'The request body must be UTF-8 JSON' } },
+      });
+    }
+    const utf8 = await jsonPost('/api/job-roles', Buffer.from(JSON.stringify({ name: 'Rôle UTF-8' })), [], 'application/json; charset=UTF-8');
+    expect(utf8.status).toBe(201);
+  });
+
+  /*
+   * A client that announces more bytes than it sends and half-closes its side: Node's HTTP parser
+   * sees the end of the stream mid-body and answers `400 Bad Request` itself, before the app has read
+   * the body. A client that drops the connection instead leaves the body parser with `request aborted`:
+   * that is a 400 too (nobody is left to read it), never a logged 500. Either way the service stays up.
+   */
+  it('answers a body cut short with 400, logs no 500, and keeps serving', async () => {
+    const errorsBefore = errorLogs().length;
+    const head = ['POST /api/job-roles HTTP/1.1', 'Content-Type: application/json', 'Content-Length: 100'].join('\r\n');
+    const halfClosed = await send(head, Buffer.from('{"name": "Cut'), 'half-close');
+    expect(halfClosed.status).toBe(400);
+    const dropped = await send(head, Buffer.from('{"name": "Cut'), 'destroy');
+    expect(dropped.raw).toBe(''); // the client is gone before any answer
+    // The aborted body is logged at info level as a 400 by the request logger, once the socket is gone.
+    await h.api.get('/api/job-roles').expect(200);
+    expect(errorLogs().slice(errorsBefore)).toEqual([]);
+    const cut = await h.db('job_roles').where({ team_id: h.teamId }).whereLike('name', 'Cut%').select('id');
+    expect(cut).toEqual([]);
+  });
+});
+
+describe('logs', () => {
+  it('keep the path of a request but not its query string', async () => {
+    await h.api.get(`/api/project-finance/project/${ids.project}/tasks?api_key=s3cret-in-query`).expect(400);
+    const line = logLines.find((entry) => entry.includes(`/api/project-finance/project/${ids.project}/tasks"`) && entry.includes('"statusCode":400'));
+    expect(line).toBeDefined();
+    expect(logLines.filter((entry) => entry.includes('s3cret-in-query'))).toEqual([]);
+  });
+
+  it('log a failed request (5xx) by its path, without the query string', () => {
+    const lines: string[] = [];
+    const logger = createLogger('info', new Writable({ write: (chunk, _e, done) => (lines.push(String(chunk)), done()) }));
+    const req = { method: 'GET', originalUrl: '/api/projects?api_key=s3cret-in-query' };
+    errorHandler(logger)(new Error('boom'), req as never, { headersSent: true } as never, () => undefined);
+    expect(lines).toHaveLength(1);
+    expect(JSON.parse(lines[0] as string)).toMatchObject({ level: 50, msg: 'request failed', method: 'GET', path: '/api/projects' });
+    expect(lines[0]).not.toContain('s3cret');
+  });
+});
+
+describe('ids in upper case', () => {
+  it('match case-insensitively in paths and in bodies', async () => {
+    const up = (id: string) => id.toUpperCase();
+    const project = await createProject(h.api);
+    const role = await createJobRole(h.api);
+    const member = await createMember(h.api, { name: 'Upper Case' });
+    await h.api.put(`/api/projects/${up(project.id)}/members/${up(member.id)}`, { job_role_id: up(role.id) }).expect(201);
+    await h.api.put(`/api/projects/${up(project.id)}/rate-card`, { roles: [{ job_role_id: up(role.id), hourly_rate: 40 }] }).expect(200);
+    const parent = await h.api.post(`/api/projects/${up(project.id)}/tasks`, { name: 'Parent', estimated_hours: 2, assignee_ids: [up(member.id)] }).expect(201);
+    const parentId = parent.body.body.id as string;
+    const child = await h.api.post(`/api/projects/${project.id}/tasks`, { name: 'Child', parent_task_id: up(parentId) }).expect(201);
+    expect(child.body.body.parent_task_id).toBe(parentId);
+    await h.api.post(`/api/tasks/${up(parentId)}/time-logs`, { team_member_id: up(member.id), seconds: 1800 }).expect(201);
+    const read = await h.api.get(`/api/project-finance/task/${up(parentId)}/breakdown`).expect(200);
+    // 2 h estimated and 0.5 h logged by the one assignee, at 40 an hour.
+    expect(read.body.body.task).toMatchObject({ id: parentId, estimated_hours: 2, logged_hours: 0.5, estimated_labor_cost: 80, actual_labor_cost: 20 });
+    expect(read.body.body.members).toEqual([expect.objectContaining({ team_member_id: member.id })]);
+  });
 });

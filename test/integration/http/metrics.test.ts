@@ -25,6 +25,9 @@ it('exposes request counts and latencies per route template and status, pool use
   expect(text).toMatch(/http_request_duration_seconds_bucket\{le="0\.005",method="GET",route="\/api\/project-finance\/task\/:id\/breakdown",status="200"\} \d+/);
   expect(text).toMatch(/db_pool_connections\{state="max"\} [1-9]\d*/);
   expect(text).toContain('process_cpu_user_seconds_total');
+  // The event loop's delay (perf_hooks.monitorEventLoopDelay), worst and p99 since the last scrape.
+  expect(text).toMatch(/^nodejs_eventloop_lag_p99_seconds \d/m);
+  expect(text).toMatch(/^nodejs_eventloop_lag_max_seconds \d/m);
   // Ids never become label values.
   expect(text).not.toContain(task.id);
 });

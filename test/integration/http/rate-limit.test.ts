@@ -6,6 +6,11 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
+// The limiter counts in one-minute windows by Date.now(): the clock stands still during the test, so a
+// slow machine cannot let a window end between the fifth and the sixth request.
+beforeEach(() => jest.spyOn(Date, 'now').mockReturnValue(Date.UTC(2026, 0, 1, 12)));
+afterEach(() => jest.restoreAllMocks());
+
 it('answers 429 RATE_LIMITED past the per-client limit, with RateLimit headers, and leaves /healthz alone', async () => {
   for (let i = 0; i < 5; i++) await h.api.get('/api/job-roles').expect(200);
   const limited = await h.api.get('/api/job-roles').expect(429);

@@ -1,0 +1,266 @@
+import { execSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { BENCH_TOKEN, SIZES, Size, projectId, taskId } from './dataset';
+import { commandOption, log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
+
+/*
+ * npm run bench:isolation -- [--size small|full] [--connections 10] [--duration 10]
+ *
+ * Isolation and bounded work (PostgreSQL): each scenario runs while a prober asks /healthz over and
+ * over, so every figure sits beside the worst /healthz answer of the same moment.
+ *  1. Concurrent exports of the large project: 12 XLSX, then 20 CSV, with the service's RSS sampled
+ *     (first, on a service that has done nothing else yet).
+ *  2. Project-wide writes on the large project (rate-card change, member rename, member role change),
+ *     each followed by the project's list (where a lazy recomputation would be paid).
+ *  3. Time-log POSTs on random tasks of one project and on one single task, against /healthz's own
+ *     throughput at the same concurrency.
+ *  4. Two teams: team B sends 600 time-log POSTs at once on one task while team A keeps reading its
+ *     projects; A's latency against A's idle latency, A's 5xx, B's answers (no request may hang).
+ * The service's peak RSS (VmHWM) over the whole run closes the report.
+ */
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string) => commandOption(args, name, fallback);
+const size: Size = SIZES[option('size', 'small') as Size['name']];
+if (!size) throw new Error('--size must be small or full');
+const connections = Number(option('connections', '10'));
+const duration = Number(option('duration', '10'));
+const PORT = Number(option('port', '3458'));
+const BASE = `http://127.0.0.1:${PORT}`;
+const HANG_MS = 60_000;
+
+type Json = { success: boolean; body?: unknown; error?: { code: string } };
+
+async function call(token: string, method: string, route: string, body?: unknown): Promise<{ status: number; json: Json }> {
+  const res = await fetch(`${BASE}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(HANG_MS),
+  });
+  return { status: res.status, json: (await res.json()) as Json };
+}
+
+async function ok<T = unknown>(token: string, method: string, route: string, body?: unknown): Promise<T> {
+  const { status, json } = await call(token, method, route, body);
+  if (status >= 300) throw new Error(`${method} ${route} answered ${status}: ${JSON.stringify(json).slice(0, 300)}`);
+  return json.body as T;
+}
+
+/** Asks /healthz back to back until stopped; the worst and p99 answer times while it ran. */
+function probeHealthz() {
+  const times: number[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const started = performance.now();
+      // A reused keep-alive socket the server closed meanwhile fails once; the time still counts.
+      await fetch(`${BASE}/healthz`).then((res) => res.arrayBuffer(), () => undefined);
+      times.push(performance.now() - started);
+    }
+  })();
+  return async () => {
+    running = false;
+    await loop;
+    return summary(times);
+  };
+}
+
+function summary(times: number[]) {
+  const sorted = [...times].sort((a, b) => a - b);
+  const at = (q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? 0;
+  return { count: sorted.length, p50: at(0.5), p99: at(0.99), max: sorted[sorted.length - 1] ?? 0 };
+}
+
+const ms = (value: number) => `${value.toFixed(0)} ms`;
+
+async function throughput(pathOf: () => string, method: 'GET' | 'POST', body?: () => string) {
+  const result = await autocannon({
+    url: BASE,
+    connections,
+    duration,
+    requests: [
+      {
+        method,
+        headers: { authorization: `Bearer ${BENCH_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+        setupRequest: (req) => ({ ...req, path: pathOf(), ...(body ? { body: body() } : {}) }),
+      },
+    ],
+  });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
+}
+
+async function main() {
+  execSync('npm run --silent build', { stdio: 'inherit' });
+  const target = await postgresTarget(size);
+  await prepare(target, size);
+  const child = startService(target, PORT);
+  // Never leave the service running (holding the port and the database) when this script fails.
+  process.once('exit', () => child.kill('SIGKILL'));
+  const lines: string[] = [
+    `Machine: ${machine()}`,
+    `Dataset: ${size.name} (large project ${size.largeProjectTasks} tasks, ${size.tasks} tasks in all, ${size.logs} time logs), PostgreSQL`,
+    `Command: npm run bench:isolation -- ${args.join(' ')}`.trim(),
+    '',
+  ];
+  const report = (line: string) => {
+    lines.push(line);
+    log(line);
+  };
+  const rss = { peak: 0 };
+  const sampler = setInterval(() => {
+    if (child.exitCode === null) rss.peak = Math.max(rss.peak, rssOf(child.pid as number).rss);
+  }, 100);
+  try {
+    await waitReady(PORT);
+    report(`RSS after start: ${rssOf(child.pid as number).rss.toFixed(0)} MB`);
+    const large = projectId(0);
+    const listRoute = `/api/project-finance/project/${large}/tasks`;
+
+    // 1. Concurrent exports, first: the service's memory then holds nothing from earlier scenarios.
+    report('');
+    report(`### Concurrent exports of the ${size.largeProjectTasks}-task project`);
+    report('');
+    report('| Exports | all done after | answers | bytes each | worst /healthz | service RSS peak meanwhile |');
+    report('|---|---:|---|---:|---:|---:|');
+    for (const [format, count] of [['xlsx', 12], ['csv', 20]] as const) {
+      let peak = 0;
+      const exportSampler = setInterval(() => {
+        if (child.exitCode === null) peak = Math.max(peak, rssOf(child.pid as number).rss);
+      }, 100);
+      const stop = probeHealthz();
+      const started = performance.now();
+      const results = await Promise.all(
+        Array.from({ length: count }, async () => {
+          const res = await fetch(`${BASE}/api/project-finance/project/${large}/export?format=${format}`, {
+            headers: { authorization: `Bearer ${BENCH_TOKEN}` },
+            signal: AbortSignal.timeout(10 * HANG_MS),
+          });
+          return { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
+        }),
+      );
+      const took = performance.now() - started;
+      const worst = await stop();
+      clearInterval(exportSampler);
+      const statuses = [...new Set(results.map((r) => r.status))].join('/');
+      report(`| ${count} × ${format.toUpperCase()} | ${ms(took)} | ${statuses} | ${results[0]?.bytes ?? 0} | ${ms(worst.max)} | ${peak.toFixed(0)} MB |`);
+    }
+
+    // 2. Project-wide writes.
+    report('');
+    await ok(BENCH_TOKEN, 'GET', listRoute);
+    report(`### Project-wide writes on the ${size.largeProjectTasks}-task project (each followed by its list)`);
+    report('');
+    report('| Write | write | list after it | worst /healthz meanwhile |');
+    report('|---|---:|---:|---:|');
+    const card = await ok<{ roles: { job_role_id: string; hourly_rate: number }[] }>(BENCH_TOKEN, 'GET', `/api/projects/${large}/rate-card`);
+    const roles = card.roles;
+    const members = await ok<{ team_member_id: string; job_role_id: string | null }[]>(BENCH_TOKEN, 'GET', `/api/projects/${large}/members`);
+    const member = members[0]!;
+    const otherRole = roles.find((r) => r.job_role_id !== member.job_role_id)?.job_role_id ?? null;
+    const writes: [string, () => Promise<unknown>][] = [
+      ['rate-card change', () => ok(BENCH_TOKEN, 'PUT', `/api/projects/${large}/rate-card`, { roles: roles.map((r, i) => ({ job_role_id: r.job_role_id, hourly_rate: i === 0 ? Number(r.hourly_rate) + 1 : Number(r.hourly_rate) })) })],
+      ['member rename', () => ok(BENCH_TOKEN, 'PATCH', `/api/team-members/${member.team_member_id}`, { name: `Renamed ${Date.now()}` })],
+      ['member role change', () => ok(BENCH_TOKEN, 'PUT', `/api/projects/${large}/members/${member.team_member_id}`, { job_role_id: otherRole })],
+    ];
+    for (const [name, write] of writes) {
+      const stop = probeHealthz();
+      const t0 = performance.now();
+      await write();
+      const t1 = performance.now();
+      await ok(BENCH_TOKEN, 'GET', listRoute);
+      const t2 = performance.now();
+      const healthz = await stop();
+      report(`| ${name} | ${ms(t1 - t0)} | ${ms(t2 - t1)} | ${ms(healthz.max)} |`);
+    }
+
+    // 3. Time logs per project and per task.
+    report('');
+    report(`### Time-log POSTs, ${connections} connections, ${duration} s each`);
+    report('');
+    report('| Load | req/s | p50 ms | p99 ms | errors | share of /healthz |');
+    report('|---|---:|---:|---:|---:|---:|');
+    const healthz = await throughput(() => '/healthz', 'GET');
+    report(`| /healthz | ${healthz.rps.toFixed(0)} | ${healthz.p50} | ${healthz.p99} | ${healthz.errors} | 100% |`);
+    const member1 = (await ok<{ team_member_id: string }[]>(BENCH_TOKEN, 'GET', `/api/projects/${projectId(1)}/members`))[0]!.team_member_id;
+    const logBody = () => JSON.stringify({ team_member_id: member1, seconds: 60 + Math.floor(Math.random() * 3600) });
+    const loads: [string, () => string][] = [
+      [`random tasks of one ${size.mediumProjectTasks}-task project`, () => `/api/tasks/${taskId(1, Math.floor(Math.random() * size.mediumProjectTasks))}/time-logs`],
+      ['one single task', () => `/api/tasks/${taskId(1, 0)}/time-logs`],
+    ];
+    for (const [name, pathOf] of loads) {
+      const r = await throughput(pathOf, 'POST', logBody);
+      report(`| time logs, ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${((100 * r.rps) / healthz.rps).toFixed(0)}% |`);
+    }
+
+    // 4. Two teams.
+    report('');
+    report('### Two teams: B sends 600 time-log POSTs at once on one task, A reads its projects');
+    report('');
+    const teamA = await ok<{ token: string }>(BENCH_TOKEN, 'POST', '/api/teams', { name: `Bench team A ${Date.now()}` });
+    const tokenA = teamA.token;
+    await ok(tokenA, 'POST', '/api/projects', { name: 'A project' });
+    const readA = async (until: () => boolean) => {
+      const times: number[] = [];
+      const statuses: number[] = [];
+      await Promise.all(
+        Array.from({ length: 4 }, async () => {
+          while (!until()) {
+            const started = performance.now();
+            const { status } = await call(tokenA, 'GET', '/api/projects').catch(() => ({ status: 0 }));
+            times.push(performance.now() - started);
+            statuses.push(status);
+          }
+        }),
+      );
+      return { ...summary(times), fivexx: statuses.filter((s) => s >= 500 || s === 0).length };
+    };
+    const idleUntil = Date.now() + 3_000;
+    const idle = await readA(() => Date.now() > idleUntil);
+    let flooding = true;
+    const floodTask = taskId(1, 1);
+    const stopHealthz = probeHealthz();
+    const duringFlood = readA(() => !flooding);
+    const t0 = performance.now();
+    const answers = await Promise.all(
+      Array.from({ length: 600 }, () =>
+        call(BENCH_TOKEN, 'POST', `/api/tasks/${floodTask}/time-logs`, { team_member_id: member1, seconds: 60 }).then(
+          (r) => String(r.status),
+          (err: Error) => (err.name === 'TimeoutError' ? 'hung 60 s' : `failed (${err.message})`),
+        ),
+      ),
+    );
+    const floodMs = performance.now() - t0;
+    flooding = false;
+    const during = await duringFlood;
+    const healthzFlood = await stopHealthz();
+    const counts = Object.entries(answers.reduce<Record<string, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {}))
+      .map(([status, n]) => `${n} × ${status}`)
+      .join(', ');
+    report(`| Team A's reads | p50 | p99 | max | 5xx or failed |`);
+    report('|---|---:|---:|---:|---:|');
+    report(`| idle | ${ms(idle.p50)} | ${ms(idle.p99)} | ${ms(idle.max)} | ${idle.fivexx} |`);
+    report(`| during B's flood | ${ms(during.p50)} | ${ms(during.p99)} | ${ms(during.max)} | ${during.fivexx} |`);
+    report('');
+    report(`B's 600 POSTs took ${ms(floodMs)}: ${counts}. Worst /healthz meanwhile: ${ms(healthzFlood.max)}.`);
+
+  } finally {
+    clearInterval(sampler);
+    const { peak } = rssOf(child.pid as number);
+    report('');
+    report(`Service RSS: ${Math.max(peak, rss.peak).toFixed(0)} MB at peak over the whole run (VmHWM).`);
+    child.kill('SIGTERM');
+    await new Promise((r) => child.once('exit', r));
+  }
+  const dir = path.resolve('bench/results');
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, `isolation-${size.name}-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
+  fs.writeFileSync(file, `${lines.join('\n')}\n`);
+  log(`\nWritten to ${path.relative(process.cwd(), file)}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});

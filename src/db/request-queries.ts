@@ -1,0 +1,83 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { NextFunction, Request, Response } from 'express';
+import type { Knex } from 'knex';
+
+/*
+ * A query whose client has gone away is cancelled on the server, not left running for minutes.
+ *
+ * Each API request runs in a scope (AsyncLocalStorage) that records which pooled connections are
+ * executing one of its statements right now. When the response's socket closes before the response
+ * was sent, the statements still running are cancelled with pg_cancel_backend, guarded by the
+ * statement's text so that a connection that has meanwhile moved on to another request's work is
+ * left alone. The request then fails like any cancelled statement (57014) and its transaction rolls
+ * back: nothing the client never saw acknowledged is half-written.
+ *
+ * PostgreSQL server only: PGlite runs one statement at a time in this process and cannot be
+ * interrupted, so there the scope is a no-op.
+ */
+type PgConnection = {
+  processID?: number;
+  query: (config: { text?: string }, callback?: (...args: unknown[]) => void) => unknown;
+};
+
+type Scope = { running: Map<PgConnection, string>; gone: boolean };
+
+const scopes = new AsyncLocalStorage<Scope>();
+const tracked = new WeakSet<object>();
+
+/** Wraps the pool's connections of a PostgreSQL knex so each statement is recorded in its request's scope. */
+export function trackRequestQueries(db: Knex): Knex {
+  const client = db.client as { acquireRawConnection(): Promise<PgConnection>; cancelQuery?: unknown };
+  if (tracked.has(client)) return db;
+  tracked.add(client);
+  const acquire = client.acquireRawConnection.bind(client);
+  client.acquireRawConnection = async () => {
+    const connection = await acquire();
+    const query = connection.query.bind(connection);
+    connection.query = (config, callback) => {
+      const scope = scopes.getStore();
+      if (!scope || typeof callback !== 'function' || typeof config?.text !== 'string') return query(config, callback);
+      scope.running.set(connection, config.text);
+      return query(config, (...args: unknown[]) => {
+        scope.running.delete(connection);
+        callback(...args);
+      });
+    };
+    return connection;
+  };
+  return db;
+}
+
+/**
+ * Middleware: runs the rest of the request in a scope, and cancels the scope's running statements
+ * when the client leaves before the response is complete.
+ */
+export function cancelQueriesWhenClientLeaves(db: Knex) {
+  const isPostgres = tracked.has(db.client as object);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!isPostgres) return next();
+    const scope: Scope = { running: new Map(), gone: false };
+    res.once('close', () => {
+      if (res.writableFinished) return;
+      scope.gone = true;
+      for (const [connection, sql] of scope.running) void cancel(db, connection, sql, req);
+    });
+    scopes.run(scope, next);
+  };
+}
+
+async function cancel(db: Knex, connection: PgConnection, sql: string, req: Request): Promise<void> {
+  if (connection.processID === undefined) return;
+  try {
+    // Outside the request's scope: this statement belongs to nobody's request.
+    await scopes.exit(() =>
+      db.raw(
+        `select pg_cancel_backend(pid) from pg_stat_activity
+          where pid = ? and state = 'active' and query = ?`,
+        [connection.processID!, sql],
+      ),
+    );
+  } catch (error) {
+    req.log?.warn({ err: error }, 'could not cancel the statement of a request whose client left');
+  }
+}

@@ -1,0 +1,92 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createApp } from '../../../src/app';
+import { createDb, Db } from '../../../src/db/knex';
+import { createLogger } from '../../../src/logger';
+import { createTeamWithAdmin } from '../../../src/teams/teams.service';
+import { backendFromEnv } from '../../support/backend';
+import { Api } from '../../support/harness';
+
+/*
+ * A request whose client goes away while its statement waits or runs has that statement cancelled on
+ * the server; its transaction rolls back. Without it, a write waiting for a busy project (with no lock
+ * timeout) would wait for as long as the other transaction holds the project: minutes.
+ * PostgreSQL server only (PGlite runs in-process, one statement at a time).
+ */
+const backend = backendFromEnv();
+const describeOnServer = backend.kind === 'postgres' ? describe : describe.skip;
+const APP_NAME = 'pfs-client-gone-test';
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
+  // Polls without a fixed expectation of speed; the bound only turns a hang into a failure.
+  const deadline = Date.now() + 120_000;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describeOnServer('a client that goes away (PostgreSQL)', () => {
+  let db: Db;
+  let api: Api;
+  let server: http.Server;
+  let holder: Db;
+  beforeAll(async () => {
+    const url = new URL(backend.kind === 'postgres' ? backend.url : 'postgres://x@h/d');
+    url.searchParams.set('application_name', APP_NAME);
+    // No lock timeout: only the cancellation can end the wait.
+    db = createDb({ kind: 'postgres', url: url.toString(), lockTimeoutMs: 0, statementTimeoutMs: 0 }, createLogger('silent'));
+    holder = createDb({ kind: 'postgres', url: backend.kind === 'postgres' ? backend.url : '' });
+    const { token } = await createTeamWithAdmin(db, 'client gone team');
+    const app = createApp({ db, logger: createLogger('silent') });
+    api = new Api(app, token);
+    server = http.createServer(app);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    await holder.destroy();
+    await db.destroy();
+  });
+
+  it('cancels the write it was waiting on and writes nothing', async () => {
+    const project = (await api.post('/api/projects', { name: 'Busy', currency: 'EUR' }).expect(201)).body.body;
+    const task = (await api.post(`/api/projects/${project.id}/tasks`, { name: 'Before', estimated_hours: 1 }).expect(201)).body.body;
+
+    const waiting = async () => {
+      const { rows } = await holder.raw(
+        `select pid from pg_stat_activity
+          where application_name = ? and datname = current_database() and wait_event_type = 'Lock'`,
+        [APP_NAME],
+      );
+      return rows as { pid: number }[];
+    };
+
+    const trx = await holder.transaction();
+    try {
+      await trx.raw('select 1 from projects where id = ? for update', [project.id]);
+      const { port } = server.address() as AddressInfo;
+      const body = JSON.stringify({ name: 'After' });
+      const req = http.request({
+        host: '127.0.0.1',
+        port,
+        method: 'PATCH',
+        path: `/api/tasks/${task.id}`,
+        headers: { Authorization: `Bearer ${api.token}`, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body) },
+      });
+      req.on('error', () => undefined);
+      req.end(body);
+
+      await until('the PATCH to wait for the project lock', async () => ((await waiting()).length > 0 ? true : undefined));
+      req.destroy();
+      await until('the waiting statement to be cancelled', async () => ((await waiting()).length === 0 ? true : undefined));
+    } finally {
+      await trx.rollback();
+    }
+
+    const after = (await api.get(`/api/tasks/${task.id}`).expect(200)).body.body;
+    expect(after.name).toBe('Before');
+  });
+});
