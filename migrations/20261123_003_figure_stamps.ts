@@ -6,8 +6,8 @@ import type { Knex } from 'knex';
  *     project (its rate card, its currency); a stamp older than it means every task is recomputed;
  *   - project_figures: the stamp a project's stored figures (task_labor) were last brought current
  *     under: the project's revision, the day the rates were read for, and the calculator's version;
- *   - stale_tasks: tasks a write changed (and the old parent of a moved or archived one), with the
- *     revision of that write; a refresh recomputes them and their ancestors' roll-ups.
+ *   - stale_tasks: tasks a write changed (and the old parent of a moved or archived one), one row per
+ *     write and task, with the revision of that write; a refresh recomputes them and their ancestors' roll-ups.
  * And an index of the running totals by member, to find the tasks a member logged time on (a rename
  * marks them). Existing projects have no stamp, so their first read recomputes them.
  */
@@ -29,7 +29,9 @@ export async function up(knex: Knex): Promise<void> {
     t.uuid('project_id').notNullable();
     t.uuid('task_id').notNullable();
     t.bigInteger('revision').notNullable();
-    t.primary(['team_id', 'project_id', 'task_id']);
+    // One row per write and task: a write only ever inserts, so it never waits on a refresh deleting
+    // older marks of the same task (nor the other way round).
+    t.primary(['team_id', 'project_id', 'task_id', 'revision']);
     t.foreign(['team_id', 'project_id']).references(['team_id', 'id']).inTable('projects').onDelete('CASCADE');
   });
   await knex.schema.alterTable('task_member_time', (t) => {

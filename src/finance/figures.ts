@@ -94,13 +94,23 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
     .merge(['revision', 'day', 'calculator_version']);
 }
 
-const inFlight = new Map<string, Promise<void>>();
+/** Refreshes running, per connection pool (an instance; tests run two in one process) and project. */
+const inFlightByPool = new WeakMap<Knex, Map<string, Promise<void>>>();
 
 /** Brings a project's stored figures current for `today`: one refresh at a time per project and instance, shared. */
 export function bringCurrent(db: Knex, teamId: string, projectId: string, today: string): Promise<void> {
-  const key = `${teamId}|${projectId}|${today}`;
-  const running = inFlight.get(key);
+  let inFlight = inFlightByPool.get(db);
+  if (!inFlight) {
+    inFlight = new Map();
+    inFlightByPool.set(db, inFlight);
+  }
+  const running = inFlight.get(`${teamId}|${projectId}|${today}`);
   if (running) return running;
+  return startRefresh(db, inFlight, teamId, projectId, today);
+}
+
+function startRefresh(db: Knex, inFlight: Map<string, Promise<void>>, teamId: string, projectId: string, today: string): Promise<void> {
+  const key = `${teamId}|${projectId}|${today}`;
   const refresh = db
     .transaction((trx) => refreshInTransaction(trx, teamId, projectId, today))
     .finally(() => inFlight.delete(key));

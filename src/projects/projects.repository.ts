@@ -65,7 +65,7 @@ async function markStale(db: Knex, teamId: string, projectId: string | 'team', i
      from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
      where t.team_id = :teamId and t.id in (${ids})
        and (cast(:projectId as uuid) is null or t.project_id = cast(:projectId as uuid))
-     on conflict (team_id, project_id, task_id) do update set revision = greatest(stale_tasks.revision, excluded.revision)`,
+     on conflict do nothing`,
     { teamId, projectId: projectId === 'team' ? null : projectId, ...bindings },
   );
 }
