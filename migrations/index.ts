@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import * as initialSchema from './20261122_001_initial_schema';
 import * as storedBreakdowns from './20261122_002_stored_breakdowns';
+import * as figureStamps from './20261123_003_figure_stamps';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -11,6 +12,7 @@ type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void
 const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261122_001_initial_schema', initialSchema],
   ['20261122_002_stored_breakdowns', storedBreakdowns],
+  ['20261123_003_figure_stamps', figureStamps],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -12,10 +12,18 @@ import type { Actor } from './roles';
  * PostgreSQL's notification arrives (revocation-listener.ts). While that listener is not connected the
  * cache is suspended, so nothing cached can outlive a revocation it might have missed; `ttlMs` bounds
  * what a change made by hand in SQL can do.
+ *
+ * A lookup that was in flight when a revocation (or a suspension) arrived is not cached: every
+ * forgetToken, suspend and resume starts a new generation, and `lookup` keeps a result only if the
+ * generation is still the one its lookup started in. Concurrent misses for one token in one generation
+ * share one lookup; a miss after a revocation never joins a lookup started before it.
  */
 export type TokenCache = {
   get(hashHex: string): Actor | undefined;
+  /** Keeps `actor` as it is now (no lookup in flight: prefer `lookup`). */
   set(hashHex: string, actor: Actor): void;
+  /** The cached caller, or `load`'s answer (shared by concurrent misses), kept as `set` would. */
+  lookup(hashHex: string, load: () => Promise<Actor | undefined>): Promise<Actor | undefined>;
   forgetToken(tokenId: string): void;
   /** Stops serving and keeping entries, and drops them all (revocations may be missed meanwhile). */
   suspend(): void;
@@ -26,30 +34,62 @@ export type TokenCache = {
 export function createTokenCache(ttlMs: number, options: { maxEntries?: number; now?: () => number } = {}): TokenCache {
   const { maxEntries = 10_000, now = Date.now } = options;
   const entries = new Map<string, { actor: Actor; expires: number }>();
+  const inFlight = new Map<string, { generation: number; answer: Promise<Actor | undefined> }>();
+  let generation = 0;
   let suspended = false;
+
+  const cached = (hashHex: string): Actor | undefined => {
+    if (suspended) return undefined;
+    const entry = entries.get(hashHex);
+    if (!entry) return undefined;
+    if (entry.expires > now()) return entry.actor;
+    entries.delete(hashHex);
+    return undefined;
+  };
+  const keep = (hashHex: string, actor: Actor, since: number | undefined) => {
+    if (ttlMs <= 0 || suspended || since !== generation) return;
+    entries.delete(hashHex);
+    if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
+    entries.set(hashHex, { actor, expires: now() + ttlMs });
+  };
+  const nextGeneration = () => {
+    generation++;
+  };
+
   return {
-    get(hashHex) {
-      if (suspended) return undefined;
-      const entry = entries.get(hashHex);
-      if (!entry) return undefined;
-      if (entry.expires > now()) return entry.actor;
-      entries.delete(hashHex);
-      return undefined;
-    },
+    get: cached,
     set(hashHex, actor) {
-      if (ttlMs <= 0 || suspended) return;
-      entries.delete(hashHex);
-      if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
-      entries.set(hashHex, { actor, expires: now() + ttlMs });
+      keep(hashHex, actor, generation);
+    },
+    lookup(hashHex, load) {
+      const actor = cached(hashHex);
+      if (actor) return Promise.resolve(actor);
+      const running = inFlight.get(hashHex);
+      if (running && running.generation === generation) return running.answer;
+      const since = generation;
+      const answer = load().then((found) => {
+        if (found) keep(hashHex, found, since);
+        return found;
+      });
+      const entry = { generation: since, answer };
+      inFlight.set(hashHex, entry);
+      const done = () => {
+        if (inFlight.get(hashHex) === entry) inFlight.delete(hashHex);
+      };
+      answer.then(done, done);
+      return answer;
     },
     forgetToken(tokenId) {
+      nextGeneration();
       for (const [key, entry] of entries) if (entry.actor.tokenId === tokenId) entries.delete(key);
     },
     suspend() {
+      nextGeneration();
       suspended = true;
       entries.clear();
     },
     resume() {
+      nextGeneration();
       entries.clear();
       suspended = false;
     },

@@ -27,12 +27,21 @@ export async function insertToken(
   return created;
 }
 
-/** Makes the given secret an active admin token of the team, whatever it was before. */
+/**
+ * Makes the given secret an active admin token of the team, whatever it was before, and, on commit,
+ * notifies every instance as a revocation does (its team or role may have changed: no instance may
+ * keep serving the old one from its token cache).
+ */
 export async function upsertAdminToken(db: Knex, teamId: string, name: string, secretHash: Buffer): Promise<void> {
-  await db('api_tokens')
-    .insert({ team_id: teamId, name, role: 'admin', secret_hash: secretHash })
-    .onConflict('secret_hash')
-    .merge({ team_id: teamId, role: 'admin', revoked_at: null });
+  await db.raw(
+    `with upserted as (
+       insert into api_tokens (team_id, name, role, secret_hash) values (:teamId, :name, 'admin', :secretHash)
+       on conflict (secret_hash) do update set team_id = excluded.team_id, role = 'admin', revoked_at = null
+       returning id
+     )
+     select pg_notify(:channel, u.id::text) from upserted u`,
+    { teamId, name, secretHash, channel: REVOCATION_CHANNEL },
+  );
 }
 
 export async function listTokens(db: Knex, teamId: string) {

@@ -6,6 +6,12 @@ import { Decimal, ZERO, hoursFromSeconds, roundMoney, splitHours, sum } from './
  * service hands in rows it read, and gets figures back that only need serialising.
  */
 
+/**
+ * The version of these rules. Stored figures are stamped with it (finance/figures.ts): bump it with any
+ * change to what the calculator computes, and every project's figures are recomputed by themselves.
+ */
+export const CALCULATOR_VERSION = 1;
+
 export const UNASSIGNED_ROLE = 'Unassigned';
 
 export type MemberInput = {
@@ -125,6 +131,11 @@ export function taskTotals(labor: Omit<TaskTotals, 'totalEstimatedCost' | 'total
     totalEstimatedCost: labor.estimatedLaborCost.plus(labor.fixedCost),
     totalActualCost: labor.actualLaborCost.plus(labor.fixedCost),
   };
+}
+
+/** Rule 10: variance is the total estimated cost minus the total actual cost (negative: over estimate). */
+export function variance(totals: Pick<TaskTotals, 'totalEstimatedCost' | 'totalActualCost'>): Decimal {
+  return totals.totalEstimatedCost.minus(totals.totalActualCost);
 }
 
 /** Adds task totals field by field (subtree breakdowns, project rows, project totals), in one pass. */

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { prepared } from '../db/prepared';
 import { RATES_IN_FORCE } from '../projects/projects.repository';
+import { FIGURES_CURRENT, stampBindings, stampCurrentOf } from './figures';
 
 /*
  * The finance queries. Each takes a scope (one task, a task and its descendants, or a whole project)
@@ -27,11 +28,12 @@ function scopeCte(teamId: string, scope: Scope): { sql: string; bindings: Bindin
     };
   }
   if (scope.kind === 'tasks') {
-    scope.taskIds.forEach((id, index) => (bindings[`task${index}`] = id));
-    const list = scope.taskIds.map((_, index) => `:task${index}`).join(', ');
+    // One parameter however many tasks (a refresh may name thousands).
+    bindings.taskIds = scope.taskIds.join(',');
     return {
       sql: `scope (id) as (
-        select id from tasks where team_id = :teamId and project_id = :projectId and id in (${list}) and archived_at is null)`,
+        select id from tasks where team_id = :teamId and project_id = :projectId
+          and id = any(string_to_array(:taskIds, ',')::uuid[]) and archived_at is null)`,
       bindings,
     };
   }
@@ -46,9 +48,9 @@ function scopeCte(teamId: string, scope: Scope): { sql: string; bindings: Bindin
   };
 }
 
-/** Scopes of a fixed shape run as named statements; a list of task ids varies the SQL text, so it cannot. */
+/** Each scope's statement runs as a named statement. */
 function named(statement: Knex.Raw, scope: Scope, name: string): Knex.Raw {
-  return scope.kind === 'tasks' ? statement : prepared(statement, `${name}_${scope.kind}`);
+  return prepared(statement, `${name}_${scope.kind}`);
 }
 
 /** Row shape: one task in scope. */
@@ -92,7 +94,8 @@ export type ParticipantRow = {
   hourly_rate: string | null;
 };
 
-export async function participantsInScope(db: Knex, teamId: string, scope: Scope): Promise<ParticipantRow[]> {
+/** The people taking part in the tasks in scope, with their role and its rate in force on `today` (YYYY-MM-DD). */
+export async function participantsInScope(db: Knex, teamId: string, scope: Scope, today: string): Promise<ParticipantRow[]> {
   const cte = scopeCte(teamId, scope);
   const statement = db.raw(
     `with recursive ${cte.sql},
@@ -114,7 +117,7 @@ export async function participantsInScope(db: Knex, teamId: string, scope: Scope
      left join project_members pm on pm.team_id = :teamId and pm.project_id = :projectId and pm.team_member_id = p.team_member_id
      left join job_roles jr on jr.team_id = :teamId and jr.id = pm.job_role_id
      left join rate r on r.job_role_id = pm.job_role_id`,
-    cte.bindings,
+    { ...cte.bindings, today },
   );
   const result = await named(statement, scope, 'finance_participants');
   return result.rows;
@@ -135,15 +138,17 @@ export type StoredBreakdownRow = {
   fixed_cost: string;
   total_estimated_cost: string;
   total_actual_cost: string;
-  /** Null only until refreshStaleLabor has filled a row (labor.ts). */
+  /** Null until the task's figures are first stored. */
   members_json: string | null;
   grouped_members_json: string | null;
+  /** Whether the project's stored figures were current (figures.ts) when this row was read. */
+  current: boolean;
 };
 
 /** A non-archived task's breakdown from its stored labor row: one indexed read, whatever its size. */
-export async function storedBreakdown(db: Knex, teamId: string, taskId: string): Promise<StoredBreakdownRow | undefined> {
+export async function storedBreakdown(db: Knex, teamId: string, taskId: string, today: string): Promise<StoredBreakdownRow | undefined> {
   const statement = db.raw(
-    `select t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency,
+    `select t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency, ${stampCurrentOf('p')} as current,
             trim_scale(t.estimated_hours) as estimated_hours,
             trim_scale(coalesce(l.logged_hours, 0)) as logged_hours,
             trim_scale(coalesce(l.estimated_labor_cost, 0)) as estimated_labor_cost,
@@ -156,7 +161,7 @@ export async function storedBreakdown(db: Knex, teamId: string, taskId: string):
      join projects p on p.team_id = t.team_id and p.id = t.project_id
      left join task_labor l on l.team_id = t.team_id and l.task_id = t.id
      where t.team_id = :teamId and t.id = :taskId and t.archived_at is null`,
-    { teamId, taskId },
+    { teamId, taskId, ...stampBindings(today) },
   );
   const result = await prepared(statement, 'finance_stored_breakdown');
   return result.rows[0];
@@ -215,7 +220,8 @@ type Figure = RolledFigure | 'total_estimated_cost' | 'total_actual_cost' | 'var
 
 /**
  * The eight figures of CONTRACT section 4 as SQL expressions of the five rolled ones (`figure` gives
- * each): the fixed cost counts in both totals, and variance is their difference.
+ * each), for sums PostgreSQL makes: the calculator's rules, in SQL (calculator.ts's taskTotals, the
+ * fixed cost in both totals; its variance, their difference, which the fixed cost leaves out).
  */
 function figureExpressions(figure: (name: RolledFigure) => string): Record<Figure, string> {
   const rolled = Object.fromEntries(ROLLED_FIGURES.map((name) => [name, figure(name)])) as Record<RolledFigure, string>;
@@ -236,17 +242,27 @@ function figureTexts(figure: (name: RolledFigure) => string): string {
 
 type ListScope = { teamId: string; projectId: string; filter: 'all' | 'billable' | 'non-billable'; parentId: string | null };
 
-/** Every listed task of a project under the filter, in creation order (what an export arranges into a tree). */
-export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>): Promise<ListedRow[]> {
+/**
+ * Every listed task of a project under the filter, in creation order (what an export arranges into a
+ * tree), and whether the stored figures were current for `today` (figures.ts) in the snapshot read.
+ */
+export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>, today: string): Promise<{ current: boolean; rows: ListedRow[] }> {
   const statement = db.raw(
-    `select t.id, t.name, t.parent_task_id, t.billable, t.status, t.priority, t.phase, f.sub_tasks as sub_tasks_count,
-            ${figureTexts((figure) => `f.${figure}`)}
-     ${LISTED_TASKS}
-     order by t.created_at, t.id`,
-    { ...scope, parentId: null, allLevels: true },
+    `select ${FIGURES_CURRENT} as current, listed.* from (select 1) one
+     left join (
+       select t.id, t.name, t.parent_task_id, t.billable, t.status, t.priority, t.phase, t.created_at, f.sub_tasks as sub_tasks_count,
+              ${figureTexts((figure) => `f.${figure}`)}
+       ${LISTED_TASKS}
+     ) listed on true
+     order by listed.created_at, listed.id`,
+    { ...scope, parentId: null, allLevels: true, ...stampBindings(today) },
   );
   const result = await prepared(statement, 'finance_tree_rows');
-  return result.rows;
+  const rows = result.rows as (ListedRow & { current: boolean; created_at: Date | null })[];
+  return {
+    current: Boolean(rows[0]?.current),
+    rows: rows.filter((row) => row.id !== null).map(({ current: _current, created_at: _created, ...row }) => row as ListedRow),
+  };
 }
 
 /** A JSON value of a nullable text column. */
@@ -294,19 +310,22 @@ export type ListSummaryRow = ListedFigures & {
   total_estimated_cost: string;
   total_actual_cost: string;
   variance: string;
+  /** Whether the project's stored figures were current for the day asked (figures.ts) in the snapshot read. */
+  current: boolean;
 };
 
 function listSql(groupBy: ListGroupField | undefined): string {
   const sums = figureTexts((figure) => `coalesce(sum(${figure}), 0)`);
   if (!groupBy) {
-    return `select null as group_name, string_agg(row_json, ',' order by created_at, id) as rows_json, null as ids_json, ${sums}
+    return `select null as group_name, string_agg(row_json, ',' order by created_at, id) as rows_json, null as ids_json, ${sums},
+            ${FIGURES_CURRENT} as current
      from (select t.created_at, t.id, f.*, ${LIST_ROW_JSON} as row_json ${LISTED_TASKS}) listed`;
   }
   // grouping sets: the whole list (grouping() = 1) and each group, from one pass over the rows.
   return `select case when grouping(group_name) = 0 then group_name end as group_name,
             case when grouping(group_name) = 1 then string_agg(row_json, ',' order by created_at, id) end as rows_json,
             case when grouping(group_name) = 0 then string_agg('"' || id || '"', ',' order by created_at, id) end as ids_json,
-            ${sums}
+            ${sums}, ${FIGURES_CURRENT} as current
      from (select t.created_at, t.id, coalesce(t.${groupBy}, '${NONE_GROUP}') as group_name, f.*, ${LIST_ROW_JSON} as row_json
            ${LISTED_TASKS}) listed
      group by grouping sets ((), (group_name))`;
@@ -314,11 +333,16 @@ function listSql(groupBy: ListGroupField | undefined): string {
 
 /**
  * A project list under the filter, read and added up by one statement: the rows as JSON text in
- * creation order with the list's sums and, with groupBy, each group's task ids and sums (exact numerics).
+ * creation order with the list's sums and, with groupBy, each group's task ids and sums (exact
+ * numerics), and whether the stored figures were current for `today` in that statement's snapshot.
  */
-export async function listSummary(db: Knex, scope: ListScope & { currency: string; groupBy?: ListGroupField }): Promise<ListSummaryRow[]> {
+export async function listSummary(
+  db: Knex,
+  scope: ListScope & { currency: string; groupBy?: ListGroupField },
+  today: string,
+): Promise<ListSummaryRow[]> {
   const { groupBy, ...bindings } = scope;
-  const statement = db.raw(listSql(groupBy), { ...bindings, allLevels: false });
+  const statement = db.raw(listSql(groupBy), { ...bindings, allLevels: false, ...stampBindings(today) });
   const result = await prepared(statement, `finance_list_${groupBy ?? 'rows'}`);
   return result.rows;
 }

@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
+import { today } from '../clock';
 import { actorOf } from '../http/auth';
 import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/respond';
 import { getProject } from '../projects/projects.service';
@@ -25,7 +26,8 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter):
     const query = parseQuery(projectTasksQuery, req.query);
     const teamId = actorOf(req).teamId;
     const project = await getProject(db, teamId, projectId);
-    const key = [teamId, project.id, query.billable_filter, query.parent_task_id?.toLowerCase() ?? '', query.group_by ?? ''].join('|');
+    // Figures depend on the day (rates in force), and a list read at one revision on one day stays right.
+    const key = [teamId, project.id, today(), query.billable_filter, query.parent_task_id?.toLowerCase() ?? '', query.group_by ?? ''].join('|');
     let body = listCache.get(key, project.revision);
     if (!body) {
       body = await renders.run(async () => jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query))));

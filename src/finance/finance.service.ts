@@ -8,9 +8,11 @@ import type { ProjectRow } from '../projects/projects.repository';
 import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
-import { compareText, combineTaskFinances } from './calculator';
+import { compareText, combineTaskFinances, taskTotals, variance } from './calculator';
 import { Decimal, sum, toDecimal } from './money';
 import { financeOf, memberInputsByTask } from './labor';
+import { readCurrent } from './figures';
+import { today as clockToday } from '../clock';
 import { presentGroups, presentMembers, presentSummary } from './present';
 import * as repo from './finance.repository';
 import type { ProjectTasksQuery } from './finance.schemas';
@@ -33,13 +35,19 @@ function storedSummary(row: repo.StoredBreakdownRow) {
   };
 }
 
-/** A task alone or with its non-archived descendants, computed by the calculator from their members (three queries). */
-async function computedBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean) {
+/**
+ * A task alone or with its non-archived descendants, computed by the calculator from their members
+ * with the rates in force on `today` (three queries).
+ */
+async function computedBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean, today: string) {
   const task = await requireTask(db, teamId, taskId);
   const scope: repo.Scope = includeSubtasks
     ? { kind: 'subtree', projectId: task.project_id, taskId }
     : { kind: 'tasks', projectId: task.project_id, taskIds: [task.id] };
-  const [tasks, participants] = await Promise.all([repo.tasksInScope(db, teamId, scope), repo.participantsInScope(db, teamId, scope)]);
+  const [tasks, participants] = await Promise.all([
+    repo.tasksInScope(db, teamId, scope),
+    repo.participantsInScope(db, teamId, scope, today),
+  ]);
   const membersByTask = memberInputsByTask(participants);
   const finance = combineTaskFinances(tasks.map((t) => financeOf(t, membersByTask.get(t.id), task.currency)));
   return {
@@ -53,22 +61,23 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
 }
 
 /**
- * A task's breakdown. Alone, it is one read of the task and its stored labor row (labor.ts keeps the
- * member entries and groups up to date); with its subtasks, the calculator merges the subtree's members.
+ * A task's breakdown. Alone, it is one read of the task and its stored labor row when its project's
+ * stored figures are current (figures.ts; the check is in the same statement), else the calculator
+ * computes it on the fly; with its subtasks, the calculator merges the subtree's members.
  */
 export async function getBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean) {
+  const today = clockToday();
   if (!includeSubtasks) {
-    const row = await repo.storedBreakdown(db, teamId, taskId);
+    const row = await repo.storedBreakdown(db, teamId, taskId, today);
     if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
-    if (row.members_json !== null && row.grouped_members_json !== null) {
+    if (row.current && row.members_json !== null && row.grouped_members_json !== null) {
       return {
         financeVersion: row.finance_version,
         body: { task: storedSummary(row), grouped_members: new JsonText(row.grouped_members_json), members: new JsonText(row.members_json) },
       };
     }
-    // Not stored yet (a row refreshStaleLabor has not reached): the calculator gives the same answer.
   }
-  return computedBreakdown(db, teamId, taskId, includeSubtasks);
+  return computedBreakdown(db, teamId, taskId, includeSubtasks, today);
 }
 
 export function matchesIfMatch(header: string | undefined, version: number): boolean {
@@ -89,9 +98,8 @@ export async function updateFixedCost(db: Knex, actor: Actor, taskId: string, fi
       throw new AppError(412, 'PRECONDITION_FAILED', `If-Match does not match the task's current version ${etagOf(task.finance_version)}`);
     }
     await recordFixedCost(trx, actor, task, toDecimal(fixedCost));
-    await repo.refreshRollups(trx, actor.teamId, task.project_id, [task.id]);
-    const row = (await repo.storedBreakdown(trx, actor.teamId, taskId)) as repo.StoredBreakdownRow;
-    return { financeVersion: row.finance_version, body: storedSummary(row) };
+    const computed = await computedBreakdown(trx, actor.teamId, taskId, false, clockToday());
+    return { financeVersion: computed.financeVersion, body: computed.body.task };
   });
 }
 
@@ -102,8 +110,8 @@ export async function fixedCostHistory(db: Knex, teamId: string, taskId: string)
 }
 
 /*
- * Project lists and exports. The roll-ups are stored (labor.ts, refreshRollups): one statement reads
- * the listed tasks with their rolled-up figures under the filter. A list's rows, totals and groups are
+ * Project lists and exports. The roll-ups are stored (labor.ts, refreshRollups, kept current by
+ * figures.ts): one statement reads the listed tasks with their rolled-up figures under the filter. A list's rows, totals and groups are
  * rendered and summed by PostgreSQL (exact numerics); an export's totals are added up here, in exact
  * decimals.
  */
@@ -111,20 +119,21 @@ export async function fixedCostHistory(db: Knex, teamId: string, taskId: string)
 /** The eight figures of a list row or a sum of rows, as exact decimal text. */
 export type FigureTexts = repo.ListedFigures & { total_estimated_cost: string; total_actual_cost: string; variance: string };
 
-/** Sums rows' figures; rule 6 and rule 10 on the sums: the fixed cost counts in both totals, variance is their difference. */
+/** Sums rows' figures; the calculator's rules 6 and 10 (taskTotals, variance) on the sums. */
 function sumRows(rows: readonly repo.ListedFigures[]): FigureTexts {
   const [estimatedHours, loggedHours, estimatedLabor, actualLabor, fixed] = repo.ROLLED_FIGURES.map((column) =>
     sum(rows.map((row) => toDecimal(row[column]))),
   ) as [Decimal, Decimal, Decimal, Decimal, Decimal];
+  const totals = taskTotals({ estimatedHours, loggedHours, estimatedLaborCost: estimatedLabor, actualLaborCost: actualLabor, fixedCost: fixed });
   return {
-    estimated_hours: estimatedHours.toFixed(),
-    logged_hours: loggedHours.toFixed(),
-    estimated_labor_cost: estimatedLabor.toFixed(),
-    actual_labor_cost: actualLabor.toFixed(),
-    fixed_cost: fixed.toFixed(),
-    total_estimated_cost: estimatedLabor.plus(fixed).toFixed(),
-    total_actual_cost: actualLabor.plus(fixed).toFixed(),
-    variance: estimatedLabor.plus(fixed).minus(actualLabor.plus(fixed)).toFixed(),
+    estimated_hours: totals.estimatedHours.toFixed(),
+    logged_hours: totals.loggedHours.toFixed(),
+    estimated_labor_cost: totals.estimatedLaborCost.toFixed(),
+    actual_labor_cost: totals.actualLaborCost.toFixed(),
+    fixed_cost: totals.fixedCost.toFixed(),
+    total_estimated_cost: totals.totalEstimatedCost.toFixed(),
+    total_actual_cost: totals.totalActualCost.toFixed(),
+    variance: variance(totals).toFixed(),
   };
 }
 
@@ -139,13 +148,6 @@ function findListParent(db: Knex, teamId: string, parentId: string | null) {
 /** With parent_task_id, the parent must be a non-archived task of the project: 404 otherwise. */
 function checkListParent(parentId: string | null, parent: { project_id: string } | undefined, projectId: string): void {
   if (parentId !== null && parent?.project_id !== projectId) throw notFound('TASK_NOT_FOUND', 'Parent task');
-}
-
-/** Runs a list query beside the project's and the parent's lookup: an unknown project is a 404 first. */
-async function withProject<T>(db: Knex, teamId: string, projectId: string, parentId: string | null, rows: Promise<T>) {
-  const [project, parent, result] = await Promise.all([getProject(db, teamId, projectId), findListParent(db, teamId, parentId), rows]);
-  checkListParent(parentId, parent, project.id);
-  return { project, rows: result };
 }
 
 const FIGURES = [...repo.ROLLED_FIGURES, 'total_estimated_cost', 'total_actual_cost', 'variance'] as const;
@@ -163,8 +165,12 @@ function jsonFigures(figures: FigureTexts) {
 export async function listProjectTasks(db: Knex, teamId: string, project: ProjectRow, query: ProjectTasksQuery) {
   const parentId = query.parent_task_id?.toLowerCase() ?? null;
   const scope = { teamId, projectId: project.id, filter: query.billable_filter, parentId, currency: project.currency, groupBy: query.group_by };
-  const [parent, summary] = await Promise.all([findListParent(db, teamId, parentId), repo.listSummary(db, scope)]);
-  checkListParent(parentId, parent, project.id);
+  // The parent first: a 404 leaves no read or refresh running behind the response.
+  checkListParent(parentId, await findListParent(db, teamId, parentId), project.id);
+  const summary = await readCurrent(db, teamId, project.id, async (q, today) => {
+    const rows = await repo.listSummary(q, scope, today);
+    return { current: rows.every((row) => row.current), value: rows };
+  });
   const whole = summary.find((row) => row.group_name === null) as repo.ListSummaryRow;
   const { id, name, currency, budget } = presentProject(project);
   const body: Record<string, unknown> = {
@@ -184,7 +190,12 @@ export type ExportRow = repo.ListedRow;
  */
 export async function projectTaskTree(db: Knex, teamId: string, projectId: string, filter: ListFilter) {
   const parentId = filter.parent_task_id?.toLowerCase() ?? null;
-  const { project, rows } = await withProject(db, teamId, projectId, parentId, repo.treeRows(db, { teamId, projectId, filter: filter.billable_filter }));
+  const [project, parent] = await Promise.all([getProject(db, teamId, projectId), findListParent(db, teamId, parentId)]);
+  checkListParent(parentId, parent, project.id);
+  const rows = await readCurrent(db, teamId, projectId, async (q, today) => {
+    const tree = await repo.treeRows(q, { teamId, projectId, filter: filter.billable_filter }, today);
+    return { current: tree.current, value: tree.rows };
+  });
   const children = groupBy(rows, (row) => row.parent_task_id ?? '');
   const starting = children.get(parentId ?? '') ?? [];
   const listed: { depth: number; row: ExportRow }[] = [];

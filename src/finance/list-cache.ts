@@ -1,7 +1,8 @@
 /*
  * Rendered project lists, kept per instance and served again while the project's revision is the
- * one they were computed at. Every write to a project bumps its revision in the write's transaction
- * (projects.repository's findProject), so a list read after a write commits never comes from here:
+ * one they were computed at (the key holds the day: finance.router.ts). Every write to a project bumps
+ * its revision in the write's transaction (projects.repository's lockProject), so a list read after a
+ * write commits never comes from here:
  * the check costs one indexed read of the project, which the list needs anyway. Bounded by bytes;
  * when full, the least recently used entries go. Writes made outside the service (SQL by hand) do not
  * bump the revision: restart the service, or set LIST_CACHE_MB=0.

@@ -19,12 +19,8 @@ export function requireToken(db: Knex, cache: TokenCache) {
     if (!match?.[1]) throw new AppError(401, 'UNAUTHORIZED', 'A bearer token is required (Authorization: Bearer <token>)');
     const hash = hashSecret(match[1]);
     const key = hash.toString('hex');
-    let actor = cache.get(key);
-    if (!actor) {
-      actor = await authenticateHash(db, hash);
-      if (!actor) throw new AppError(401, 'UNAUTHORIZED', 'The bearer token is invalid or revoked');
-      cache.set(key, actor);
-    }
+    const actor = await cache.lookup(key, () => authenticateHash(db, hash));
+    if (!actor) throw new AppError(401, 'UNAUTHORIZED', 'The bearer token is invalid or revoked');
     req.actor = actor;
     next();
   };

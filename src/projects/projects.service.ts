@@ -4,7 +4,7 @@ import { isUniqueViolation } from '../db/errors';
 import { minorUnit, isSupportedCurrency, toDecimal } from '../finance/money';
 import { AppError, conflict, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
-import { refreshTaskLabor } from '../finance/labor';
+import { today } from '../clock';
 import { existingJobRoleIds } from '../job-roles/job-roles.repository';
 import { findTeamMember } from '../team-members/team-members.repository';
 import * as repo from './projects.repository';
@@ -25,19 +25,29 @@ function duplicateName(name: string) {
   };
 }
 
-/** A project of the team, or 404 PROJECT_NOT_FOUND; `lock` holds the row until commit (see findProject). */
-export async function getProject(db: Knex, teamId: string, id: string, lock: false | 'update' = false): Promise<repo.ProjectRow> {
-  const project = await repo.findProject(db, teamId, id, lock);
+/** A project of the team, or 404 PROJECT_NOT_FOUND. */
+export async function getProject(db: Knex, teamId: string, id: string): Promise<repo.ProjectRow> {
+  const project = await repo.findProject(db, teamId, id);
   if (!project) throw notFound('PROJECT_NOT_FOUND', 'Project');
   return project;
 }
 
-export function presentProject({ revision: _internal, ...project }: repo.ProjectRow) {
+/**
+ * Takes a project's write lock until commit and records what the write may change in its figures
+ * (projects.repository's lockProject), or 404 PROJECT_NOT_FOUND.
+ */
+export async function lockProjectForWrite(db: Knex, teamId: string, id: string, change: repo.Invalidation): Promise<repo.ProjectRow> {
+  const project = await repo.lockProject(db, teamId, id, change);
+  if (!project) throw notFound('PROJECT_NOT_FOUND', 'Project');
+  return project;
+}
+
+export function presentProject({ revision: _internal, reset_revision: _reset, ...project }: repo.ProjectRow) {
   return { ...project, budget: project.budget === null ? null : toDecimal(project.budget) };
 }
 
 async function presentRateCard(db: Knex, teamId: string, project: repo.ProjectRow) {
-  const roles = await repo.currentRateCard(db, teamId, project.id);
+  const roles = await repo.currentRateCard(db, teamId, project.id, today());
   return {
     project_id: project.id,
     currency: project.currency,
@@ -57,7 +67,8 @@ export async function createProject(db: Knex, teamId: string, body: z.infer<type
 
 export async function updateProject(db: Knex, teamId: string, id: string, body: z.infer<typeof updateProjectBody>) {
   return db.transaction(async (trx) => {
-    const project = await getProject(trx, teamId, id, 'update');
+    // A new currency changes every rounded cost.
+    const project = await lockProjectForWrite(trx, teamId, id, body.currency !== undefined ? { kind: 'all' } : { kind: 'none' });
     const currency = body.currency ?? project.currency;
     if (body.currency !== undefined) checkCurrency(body.currency);
     if (body.budget != null) checkAmountDecimals('budget', body.budget, currency);
@@ -67,8 +78,6 @@ export async function updateProject(db: Knex, teamId: string, id: string, body: 
     const updated = await repo
       .updateProject(trx, teamId, id, { name: body.name, currency: body.currency, budget: amountText(body.budget) })
       .catch(duplicateName(body.name ?? project.name));
-    // Costs are rounded to the currency's minor unit.
-    if (updated.currency !== project.currency) await refreshTaskLabor(trx, teamId, updated, 'all');
     return presentProject(updated);
   });
 }
@@ -83,7 +92,7 @@ export async function getRateCard(db: Knex, teamId: string, projectId: string) {
 
 export async function replaceRateCard(db: Knex, teamId: string, projectId: string, body: z.infer<typeof rateCardBody>) {
   return db.transaction(async (trx) => {
-    const project = await getProject(trx, teamId, projectId, 'update');
+    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'all' });
     const seen = new Set<string>();
     body.roles.forEach((entry, index) => {
       if (seen.has(entry.job_role_id)) throw fieldError(`roles.${index}.job_role_id`, 'appears more than once');
@@ -101,7 +110,6 @@ export async function replaceRateCard(db: Knex, teamId: string, projectId: strin
       projectId,
       body.roles.map((entry) => ({ job_role_id: entry.job_role_id, hourly_rate: toDecimal(entry.hourly_rate).toFixed() })),
     );
-    await refreshTaskLabor(trx, teamId, project, 'all');
     return presentRateCard(trx, teamId, project);
   });
 }
@@ -113,13 +121,13 @@ export async function listProjectMembers(db: Knex, teamId: string, projectId: st
 
 export async function setProjectMember(db: Knex, teamId: string, projectId: string, memberId: string, jobRoleId: string | null) {
   return db.transaction(async (trx) => {
-    const project = await getProject(trx, teamId, projectId, 'update');
+    // The member's role and rate in the project change in every task it takes part in.
+    await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId });
     if (!(await findTeamMember(trx, teamId, memberId))) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Team member');
     if (jobRoleId && !(await existingJobRoleIds(trx, teamId, [jobRoleId])).has(jobRoleId)) {
       throw fieldError('job_role_id', 'is not a job role of this team');
     }
     const added = await repo.upsertProjectMember(trx, teamId, projectId, memberId, jobRoleId);
-    await refreshTaskLabor(trx, teamId, project, 'all');
     const [entry] = await repo.listProjectMembers(trx, teamId, projectId, memberId);
     return { added, member: { project_id: projectId, ...entry } };
   });
@@ -127,8 +135,9 @@ export async function setProjectMember(db: Knex, teamId: string, projectId: stri
 
 export async function removeProjectMember(db: Knex, teamId: string, projectId: string, memberId: string) {
   return db.transaction(async (trx) => {
-    // The project row lock serialises this with assignee changes, so no task gains the member meanwhile.
-    const project = await getProject(trx, teamId, projectId, 'update');
+    // The project's lock serialises this with assignee changes, so no task gains the member meanwhile;
+    // the tasks it logged time on lose its role and rate.
+    await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId });
     const [entry] = await repo.listProjectMembers(trx, teamId, projectId, memberId);
     if (!entry) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Project member');
     const assigned = await repo.tasksAssignedTo(trx, teamId, projectId, memberId);
@@ -136,7 +145,6 @@ export async function removeProjectMember(db: Knex, teamId: string, projectId: s
       throw new AppError(409, 'CONFLICT', `The member is still assigned to tasks of this project: ${assigned.join(', ')}`);
     }
     await repo.deleteProjectMember(trx, teamId, projectId, memberId);
-    await refreshTaskLabor(trx, teamId, project, 'all');
     return { project_id: projectId, ...entry };
   });
 }

@@ -1,5 +1,4 @@
 import type { Knex } from 'knex';
-import { groupBy } from '../group-by';
 import { prepared } from '../db/prepared';
 
 export type TaskRow = {
@@ -149,20 +148,4 @@ export async function listFixedCostChanges(db: Knex, teamId: string, taskId: str
     .where({ team_id: teamId, task_id: taskId })
     .select('id', 'old_value', 'new_value', 'finance_version', 'changed_by', 'changed_by_token_id', 'changed_at')
     .orderBy([{ column: 'finance_version', order: 'desc' }, { column: 'changed_at', order: 'desc' }]);
-}
-
-/** The non-archived tasks a member appears in (assigned, or with logged time), by project, in id order. */
-export async function participatingTasksByProject(db: Knex, teamId: string, memberId: string): Promise<Map<string, string[]>> {
-  const result = await db.raw(
-    `select t.project_id, t.id as task_id
-     from tasks t
-     where t.team_id = :teamId and t.archived_at is null
-       and (exists (select 1 from task_assignees a where a.team_id = t.team_id and a.task_id = t.id and a.team_member_id = :memberId)
-         or exists (select 1 from task_member_time x
-                    where x.team_id = t.team_id and x.task_id = t.id and x.team_member_id = :memberId and x.total_seconds > 0))
-     order by t.project_id, t.id`,
-    { teamId, memberId },
-  );
-  const rows: { project_id: string; task_id: string }[] = result.rows;
-  return groupBy(rows, (row) => row.project_id, (row) => row.task_id);
 }

@@ -3,9 +3,7 @@ import type { Actor } from '../auth/roles';
 import { Decimal, toDecimal } from '../finance/money';
 import { AppError, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
-import { refreshRollups } from '../finance/finance.repository';
-import { refreshTaskLabor } from '../finance/labor';
-import { getProject } from '../projects/projects.service';
+import { lockProjectForWrite } from '../projects/projects.service';
 import * as repo from './tasks.repository';
 import type { CreateTaskBody, UpdateTaskBody } from './tasks.schemas';
 
@@ -38,11 +36,12 @@ export async function requireTask(db: Knex, teamId: string, id: string, lock = f
 
 /**
  * Takes the locks a write to a task needs, in the order every write takes them: its project's row
- * (projects.repository's findProject), then the task's row. 404 for an unknown or archived task.
+ * (projects.repository's lockProject, which also marks the task and its parent out of date), then the
+ * task's row. 404 for an unknown or archived task.
  */
 export async function lockTaskForWrite(trx: Knex, teamId: string, id: string) {
   const probe = await requireTask(trx, teamId, id);
-  const project = await getProject(trx, teamId, probe.project_id, 'update');
+  const project = await lockProjectForWrite(trx, teamId, probe.project_id, { kind: 'tasks', taskIds: [id] });
   const task = await requireTask(trx, teamId, id, true);
   return { project, task };
 }
@@ -86,8 +85,9 @@ export async function recordFixedCost(trx: Knex, actor: Actor, task: repo.TaskRo
 export async function createTask(db: Knex, actor: Actor, projectId: string, body: CreateTaskBody) {
   const teamId = actor.teamId;
   return db.transaction(async (trx) => {
-    // The project's lock serialises the writes to its figures (projects.repository's findProject).
-    const project = await getProject(trx, teamId, projectId, 'update');
+    // The project's lock serialises the writes to its figures; a task without stored figures is
+    // computed by the next refresh (finance/figures.ts), with its ancestors' roll-ups.
+    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'none' });
     if (body.fixed_cost !== undefined) checkAmountDecimals('fixed_cost', body.fixed_cost, project.currency);
     if (body.parent_task_id) await checkParent(trx, teamId, projectId, body.parent_task_id.toLowerCase());
     const assignees = (body.assignee_ids ?? []).map((id) => id.toLowerCase());
@@ -103,7 +103,6 @@ export async function createTask(db: Knex, actor: Actor, projectId: string, body
     });
     await repo.replaceAssignees(trx, teamId, id, assignees);
     if (body.fixed_cost) await recordFixedCost(trx, actor, await requireTask(trx, teamId, id, true), toDecimal(body.fixed_cost));
-    await refreshTaskLabor(trx, teamId, project, [id]);
     return presentTask(await requireTask(trx, teamId, id), await repo.assigneeIds(trx, teamId, id));
   });
 }
@@ -111,7 +110,7 @@ export async function createTask(db: Knex, actor: Actor, projectId: string, body
 export async function updateTask(db: Knex, actor: Actor, id: string, body: UpdateTaskBody) {
   const teamId = actor.teamId;
   return db.transaction(async (trx) => {
-    const { project, task } = await lockTaskForWrite(trx, teamId, id);
+    const { task } = await lockTaskForWrite(trx, teamId, id);
     if (body.fixed_cost !== undefined) checkAmountDecimals('fixed_cost', body.fixed_cost, task.currency);
     const parentId = body.parent_task_id?.toLowerCase();
     if (parentId) {
@@ -137,24 +136,14 @@ export async function updateTask(db: Knex, actor: Actor, id: string, body: Updat
     if (body.fixed_cost !== undefined && !toDecimal(body.fixed_cost).equals(toDecimal(task.fixed_cost))) {
       await recordFixedCost(trx, actor, task, toDecimal(body.fixed_cost));
     }
-    // Its figures, kind or place may have changed: the roll-ups of its chain, and of its old parent's
-    // chain when it moved. A labor refresh already rolls up its own chain.
-    const oldChain = body.parent_task_id !== undefined && task.parent_task_id !== (parentId ?? null) && task.parent_task_id ? [task.parent_task_id] : [];
-    if (body.estimated_hours !== undefined || body.assignee_ids !== undefined) {
-      await refreshTaskLabor(trx, teamId, project, [id]);
-      await refreshRollups(trx, teamId, project.id, oldChain);
-    } else {
-      await refreshRollups(trx, teamId, project.id, [id, ...oldChain]);
-    }
     return presentTask(await requireTask(trx, teamId, id), await repo.assigneeIds(trx, teamId, id));
   });
 }
 
 export async function archiveTask(db: Knex, teamId: string, id: string) {
   return db.transaction(async (trx) => {
-    const { task } = await lockTaskForWrite(trx, teamId, id);
+    await lockTaskForWrite(trx, teamId, id);
     const archived = await repo.archiveSubtree(trx, teamId, id);
-    if (task.parent_task_id) await refreshRollups(trx, teamId, task.project_id, [task.parent_task_id]);
     return { id, archived: true, archived_tasks: archived };
   });
 }

@@ -2,9 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { isUniqueViolation } from '../db/errors';
 import { conflict, notFound } from '../http/errors';
-import { refreshTaskLabor } from '../finance/labor';
-import { getProject } from '../projects/projects.service';
-import { participatingTasksByProject } from '../tasks/tasks.repository';
+import { lockTeamProjects } from '../projects/projects.repository';
 import * as repo from './team-members.repository';
 import { createTeamMemberBody, updateTeamMemberBody } from './team-members.schemas';
 
@@ -26,15 +24,12 @@ export async function getTeamMember(db: Knex, teamId: string, id: string) {
 export async function updateTeamMember(db: Knex, teamId: string, id: string, body: z.infer<typeof updateTeamMemberBody>) {
   return db.transaction(async (trx) => {
     const before = await getTeamMember(trx, teamId, id);
-    // Names and avatars are part of the stored breakdowns (and names order the estimate split), so a
-    // change refreshes the tasks the member appears in, under their projects' locks (taken in id order).
+    // Names and avatars show in figures (and names order the estimate split): every project's lock
+    // first, then the tasks the member takes part in are marked, so none gained meanwhile is missed.
     const shown = (body.name !== undefined && body.name !== before.name) || (body.avatar_url !== undefined && body.avatar_url !== before.avatar_url);
-    const affected = shown ? await participatingTasksByProject(trx, teamId, id) : new Map<string, string[]>();
-    const projects = [];
-    for (const projectId of affected.keys()) projects.push(await getProject(trx, teamId, projectId, 'update'));
+    if (shown) await lockTeamProjects(trx, teamId, { kind: 'member', memberId: id });
     const member = await repo.updateTeamMember(trx, teamId, id, body).catch(duplicateEmail);
     if (!member) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Team member');
-    for (const project of projects) await refreshTaskLabor(trx, teamId, project, affected.get(project.id) ?? []);
     return member;
   });
 }

@@ -57,3 +57,9 @@ export async function listTimeLogs(db: Knex, teamId: string, taskId: string): Pr
     .orderBy([{ column: 'logged_at', order: 'desc' }, { column: 'id' }])
     .limit(10_000);
 }
+
+/** The project of a task, archived or not (tasks never move between projects). */
+export async function projectOfTask(db: Knex, teamId: string, taskId: string): Promise<string> {
+  const row: { project_id: string } = await db('tasks').where({ team_id: teamId, id: taskId }).first('project_id');
+  return row.project_id;
+}

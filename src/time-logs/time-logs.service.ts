@@ -1,9 +1,7 @@
 import type { Knex } from 'knex';
 import { fieldError, notFound } from '../http/errors';
 import { hoursFromSeconds, secondsFromHours } from '../finance/money';
-import { refreshTaskLabor } from '../finance/labor';
-import { getProject } from '../projects/projects.service';
-import { findTask } from '../tasks/tasks.repository';
+import { lockProjectForWrite } from '../projects/projects.service';
 import { lockTaskForWrite, requireTask } from '../tasks/tasks.service';
 import { existingTeamMemberIds } from '../team-members/team-members.repository';
 import * as repo from './time-logs.repository';
@@ -18,7 +16,7 @@ const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? secondsFr
 
 export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
   return db.transaction(async (trx) => {
-    const { project } = await lockTaskForWrite(trx, teamId, taskId);
+    await lockTaskForWrite(trx, teamId, taskId);
     const memberId = body.team_member_id.toLowerCase();
     if (!(await existingTeamMemberIds(trx, teamId, [memberId])).has(memberId)) {
       throw fieldError('team_member_id', 'is not a member of this team');
@@ -30,7 +28,6 @@ export async function createTimeLog(db: Knex, teamId: string, taskId: string, bo
       logged_at: body.logged_at,
       note: body.note ?? null,
     });
-    await refreshTaskLabor(trx, teamId, project, [taskId]);
     return presentTimeLog(row);
   });
 }
@@ -44,13 +41,9 @@ export async function deleteTimeLog(db: Knex, teamId: string, id: string) {
   const row = await db.transaction(async (trx) => {
     const log = await repo.findTimeLog(trx, teamId, id);
     if (!log) return undefined;
-    // Logs of archived tasks may go too; only live tasks have figures to refresh.
-    const task = await findTask(trx, teamId, log.task_id);
-    const project = task ? await getProject(trx, teamId, task.project_id, 'update') : undefined;
-    if (task) await findTask(trx, teamId, task.id, true);
-    const deleted = await repo.deleteTimeLog(trx, teamId, id);
-    if (project && deleted) await refreshTaskLabor(trx, teamId, project, [deleted.task_id]);
-    return deleted;
+    // Logs of archived tasks may go too (an archived task's mark is harmless).
+    await lockProjectForWrite(trx, teamId, await repo.projectOfTask(trx, teamId, log.task_id), { kind: 'tasks', taskIds: [log.task_id] });
+    return repo.deleteTimeLog(trx, teamId, id);
   });
   if (!row) throw notFound('TIME_LOG_NOT_FOUND', 'Time log');
   return presentTimeLog(row);

@@ -48,4 +48,48 @@ describe('token cache', () => {
     cache.set('h1', actor('t1'));
     expect(cache.get('h1')).toBeUndefined();
   });
+
+  it('does not keep a lookup that was in flight when a revocation arrived', async () => {
+    const cache = createTokenCache(5000);
+    let answer: (a: Actor) => void = () => undefined;
+    const pending = cache.lookup('h1', () => new Promise<Actor>((resolve) => (answer = resolve)));
+    cache.forgetToken('t1');
+    answer(actor('t1'));
+    expect((await pending)?.tokenId).toBe('t1');
+    expect(cache.get('h1')).toBeUndefined();
+    // A lookup started after it is kept.
+    await cache.lookup('h1', async () => actor('t1'));
+    expect(cache.get('h1')?.tokenId).toBe('t1');
+  });
+
+  it('does not keep a lookup that was in flight across a suspension', async () => {
+    const cache = createTokenCache(5000);
+    let answer: (a: Actor) => void = () => undefined;
+    const pending = cache.lookup('h1', () => new Promise<Actor>((resolve) => (answer = resolve)));
+    cache.suspend();
+    cache.resume();
+    answer(actor('t1'));
+    await pending;
+    expect(cache.get('h1')).toBeUndefined();
+  });
+
+  it('shares one lookup between concurrent misses, but not across a revocation', async () => {
+    const cache = createTokenCache(5000);
+    let loads = 0;
+    const answers: ((a: Actor | undefined) => void)[] = [];
+    const load = () => {
+      loads++;
+      return new Promise<Actor | undefined>((resolve) => answers.push(resolve));
+    };
+    const first = cache.lookup('h1', load);
+    const second = cache.lookup('h1', load);
+    expect(loads).toBe(1);
+    cache.forgetToken('t1');
+    const third = cache.lookup('h1', load);
+    expect(loads).toBe(2);
+    answers[0]?.(actor('t1'));
+    answers[1]?.(undefined);
+    expect([(await first)?.tokenId, (await second)?.tokenId, await third]).toEqual(['t1', 't1', undefined]);
+    expect(cache.get('h1')).toBeUndefined();
+  });
 });

@@ -1,10 +1,11 @@
-import { refreshStaleLabor } from '../../../src/finance/labor';
+import { refreshStaleProjects } from '../../../src/finance/figures';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, breakdown, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 
 /*
- * Stored figures a migration added empty (or rows lost by hand): a breakdown still answers from the
- * calculator, and refreshStaleLabor (run by migrateToLatest at every start) fills them again.
+ * Stored figures without a stamp (a database from before migration 003, or figures a migration added
+ * empty): a breakdown answers from the calculator, a list brings them current by itself, and
+ * refreshStaleProjects (run by migrateToLatest at every start) fills them again.
  */
 let h: Harness;
 beforeAll(async () => {
@@ -12,7 +13,7 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-it('answers from the calculator while stored parts are empty, and refreshStaleLabor restores them', async () => {
+it('answers from the calculator while stored parts are unstamped, and refreshStaleProjects restores them', async () => {
   const role = await createJobRole(h.api);
   const project = await createProject(h.api);
   await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 42.5 }]);
@@ -28,10 +29,12 @@ it('answers from the calculator while stored parts are empty, and refreshStaleLa
   // As after migration 002 on an older database: the stored parts and roll-ups empty, one row missing.
   await h.db('task_labor').where({ task_id: parent.id }).update({ members_json: null, grouped_members_json: null, children: null });
   await h.db('task_labor').where({ task_id: child.id }).delete();
+  await h.db('project_figures').where({ team_id: h.teamId, project_id: project.id }).delete();
   expect(await breakdown(h.api, parent.id)).toEqual(before.parent);
+  expect(await breakdown(h.api, child.id)).toEqual(before.child);
 
-  expect(await refreshStaleLabor(h.db)).toBe(1);
-  expect(await refreshStaleLabor(h.db)).toBe(0);
+  expect(await refreshStaleProjects(h.db)).toBeGreaterThanOrEqual(1);
+  expect(await refreshStaleProjects(h.db)).toBe(0);
   const stored = await h.db('task_labor').whereIn('task_id', [parent.id, child.id]).select('task_id', 'members_json', 'children');
   expect(stored).toHaveLength(2);
   for (const row of stored) expect(row.members_json).not.toBeNull();

@@ -1,0 +1,165 @@
+import type { Knex } from 'knex';
+import { today as clockToday } from '../clock';
+import { ProjectRow, findProject } from '../projects/projects.repository';
+import { CALCULATOR_VERSION } from './calculator';
+import { refreshTaskLabor } from './labor';
+
+/*
+ * How the stored figures stay current (README, "How the figures stay current").
+ *
+ * Writes never recompute anything. Every write to a project takes its lock through one helper
+ * (projects.repository's lockProject, or lockTeamProjects for a member's name or avatar), which bumps
+ * the project's revision and records what the write may change: some tasks (stale_tasks, with the
+ * write's revision), or every task (projects.reset_revision).
+ *
+ * A project's stored figures carry a stamp (project_figures): the revision, the day (rates in force)
+ * and the calculator version they were computed under. Every read checks the stamp in the statement
+ * that reads the figures (FIGURES_CURRENT), so the check and the figures come from one snapshot. A
+ * read that finds the stamp out of date calls bringCurrent, then reads again; a breakdown computes
+ * its one task on the fly instead.
+ *
+ * bringCurrent runs once per project at a time: concurrent requests of one instance share it, and
+ * instances queue on a transaction-scoped advisory lock, then find the stamp current. It never blocks
+ * writes: it stamps with the revision it read first, and removes only the marks up to it, so a write
+ * committing meanwhile leaves its marks and a newer revision, and the next read refreshes again.
+ */
+
+/** SQL: whether the stamp of the stored figures of project `alias` (a projects row) is current for :today and :calculatorVersion. */
+export const stampCurrentOf = (alias: string) => `exists (
+       select 1 from project_figures cf
+       where cf.team_id = ${alias}.team_id and cf.project_id = ${alias}.id and cf.revision = ${alias}.revision
+         and cf.day = cast(:today as date) and cf.calculator_version = cast(:calculatorVersion as integer))`;
+
+/** SQL: whether the stamp of :projectId's stored figures is current (see stampCurrentOf). */
+export const FIGURES_CURRENT = `exists (
+       select 1 from projects cp where cp.team_id = :teamId and cp.id = :projectId and ${stampCurrentOf('cp')})`;
+
+/** The bindings FIGURES_CURRENT needs besides :teamId and :projectId. */
+export const stampBindings = (today: string) => ({ today, calculatorVersion: CALCULATOR_VERSION });
+
+type Stamp = { revision: number; day: string; calculator_version: number };
+
+/** Whether a rate-card row takes effect after one of the days and on or before the other. */
+async function ratesChangedBetween(db: Knex, teamId: string, projectId: string, a: string, b: string): Promise<boolean> {
+  const result = await db.raw(
+    `select exists (
+       select 1 from project_rate_cards
+       where team_id = :teamId and project_id = :projectId
+         and effective_from > least(cast(:a as date), cast(:b as date)) and effective_from <= greatest(cast(:a as date), cast(:b as date))
+     ) as changed`,
+    { teamId, projectId, a, b },
+  );
+  return Boolean(result.rows[0]?.changed);
+}
+
+/** Whether every task must be recomputed rather than the marked ones. */
+async function needsFullRefresh(db: Knex, project: ProjectRow, stamp: Stamp | undefined, today: string, teamId: string): Promise<boolean> {
+  if (!stamp || stamp.calculator_version !== CALCULATOR_VERSION) return true;
+  if (Number(stamp.revision) < Number(project.reset_revision)) return true;
+  return stamp.day !== today && (await ratesChangedBetween(db, teamId, project.id, stamp.day, today));
+}
+
+/** The tasks marked by writes up to `revision`, and the live tasks that have no stored figures yet. */
+async function staleTaskIds(db: Knex, teamId: string, projectId: string, revision: number): Promise<string[]> {
+  const result = await db.raw(
+    `select task_id from stale_tasks where team_id = :teamId and project_id = :projectId and revision <= :revision
+     union
+     select t.id from tasks t
+     where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null
+       and not exists (select 1 from task_labor l where l.team_id = t.team_id and l.task_id = t.id)`,
+    { teamId, projectId, revision },
+  );
+  return (result.rows as { task_id: string }[]).map((row) => row.task_id);
+}
+
+/** Brings one project's stored figures current for `today`, in the caller's transaction; serialised per project. */
+async function refreshInTransaction(trx: Knex, teamId: string, projectId: string, today: string): Promise<void> {
+  await trx.raw('select pg_advisory_xact_lock(hashtext(?), hashtext(?))', [teamId, projectId]);
+  const project = await findProject(trx, teamId, projectId);
+  if (!project) return;
+  const stamp: Stamp | undefined = await trx('project_figures')
+    .where({ team_id: teamId, project_id: projectId })
+    .first('revision', 'day', 'calculator_version');
+  const revision = Number(project.revision);
+  if (stamp && Number(stamp.revision) === revision && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION) return;
+  if (await needsFullRefresh(trx, project, stamp, today, teamId)) {
+    await refreshTaskLabor(trx, teamId, project, 'all', today);
+  } else {
+    await refreshTaskLabor(trx, teamId, project, await staleTaskIds(trx, teamId, projectId, revision), today);
+  }
+  await trx('stale_tasks').where({ team_id: teamId, project_id: projectId }).andWhere('revision', '<=', revision).delete();
+  await trx('project_figures')
+    .insert({ team_id: teamId, project_id: projectId, revision, day: today, calculator_version: CALCULATOR_VERSION })
+    .onConflict(['team_id', 'project_id'])
+    .merge(['revision', 'day', 'calculator_version']);
+}
+
+/** Refreshes running, per connection pool (an instance; tests run two in one process) and project. */
+const inFlightByPool = new WeakMap<Knex, Map<string, Promise<void>>>();
+
+/** Brings a project's stored figures current for `today`: one refresh at a time per project and instance, shared. */
+export function bringCurrent(db: Knex, teamId: string, projectId: string, today: string): Promise<void> {
+  let inFlight = inFlightByPool.get(db);
+  if (!inFlight) {
+    inFlight = new Map();
+    inFlightByPool.set(db, inFlight);
+  }
+  const running = inFlight.get(`${teamId}|${projectId}|${today}`);
+  if (running) return running;
+  return startRefresh(db, inFlight, teamId, projectId, today);
+}
+
+function startRefresh(db: Knex, inFlight: Map<string, Promise<void>>, teamId: string, projectId: string, today: string): Promise<void> {
+  const key = `${teamId}|${projectId}|${today}`;
+  const refresh = db
+    .transaction((trx) => refreshInTransaction(trx, teamId, projectId, today))
+    .finally(() => inFlight.delete(key));
+  inFlight.set(key, refresh);
+  return refresh;
+}
+
+/** A read that reports whether the stamp was current in the snapshot it read from. */
+export type StampedRead<T> = (db: Knex, today: string) => Promise<{ current: boolean; value: T }>;
+
+/**
+ * Runs `read` until it reads current figures, bringing them current in between. Writes landing
+ * between a refresh and the read (the read then finds a newer revision) are retried twice; after
+ * that the read runs in the refresh's own transaction, holding the project's row so no write lands.
+ */
+export async function readCurrent<T>(db: Knex, teamId: string, projectId: string, read: StampedRead<T>): Promise<T> {
+  const today = clockToday();
+  for (let attempt = 0; attempt < 3; attempt++) {
+    const result = await read(db, today);
+    if (result.current) return result.value;
+    await bringCurrent(db, teamId, projectId, today);
+  }
+  return db.transaction(async (trx) => {
+    await trx.raw('select 1 from projects where team_id = ? and id = ? for share', [teamId, projectId]);
+    await refreshInTransaction(trx, teamId, projectId, today);
+    return (await read(trx, today)).value;
+  });
+}
+
+/**
+ * Brings current every project whose stored figures have no stamp or one from another calculator
+ * version (after a migration, or a release whose rules changed); run at start-up (src/db/migrate.ts).
+ * Returns how many projects it refreshed (0 on an up-to-date database).
+ */
+export async function refreshStaleProjects(db: Knex): Promise<number> {
+  const stale: { team_id: string; id: string }[] = await db('projects as p')
+    .leftJoin('project_figures as f', function joinStamp() {
+      this.on('f.team_id', 'p.team_id').andOn('f.project_id', 'p.id');
+    })
+    .where((q) => q.whereNull('f.project_id').orWhereNot('f.calculator_version', CALCULATOR_VERSION))
+    .select('p.team_id', 'p.id')
+    .orderBy(['p.team_id', 'p.id']);
+  const today = clockToday();
+  for (const { team_id: teamId, id } of stale) await bringCurrent(db, teamId, id, today);
+  return stale.length;
+}
+
+/** Recomputes every task of one project, whatever its stamp says (for stored rows changed by hand). */
+export async function refreshProjectLabor(db: Knex, teamId: string, projectId: string): Promise<void> {
+  await db('project_figures').where({ team_id: teamId, project_id: projectId }).delete();
+  await bringCurrent(db, teamId, projectId, clockToday());
+}
