@@ -42,6 +42,9 @@ export function financeOf(
   );
 }
 
+/** Tasks computed and stored between two yields to the event loop. */
+const SLICE = 100;
+
 /**
  * Recomputes and stores the given tasks' figures (or every task's) with the rates in force on `today`,
  * then the roll-ups of those tasks and their ancestors. Callers serialise refreshes of a project
@@ -59,19 +62,24 @@ export async function refreshTaskLabor(
     taskIds === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...new Set(taskIds)] };
   const tasks = await repo.tasksInScope(db, teamId, scope);
   const membersByTask = memberInputsByTask(await repo.participantsInScope(db, teamId, scope, today));
-  const rows = tasks.map((task) => {
-    const members = membersByTask.get(task.id) ?? [];
-    const finance = financeOf(task, members, project.currency);
-    return {
-      task_id: task.id,
-      estimated_labor_cost: finance.totals.estimatedLaborCost.toFixed(),
-      logged_hours: finance.totals.loggedHours.toFixed(),
-      actual_labor_cost: finance.totals.actualLaborCost.toFixed(),
-      members_json: toJson(presentMembers(finance.members)),
-      grouped_members_json: toJson(presentGroups(finance.members)),
-      assignees_json: toJson(presentAssignees(members)),
-    };
-  });
-  await repo.upsertTaskLabor(db, teamId, project.id, rows);
+  // In slices, yielding to the event loop between them: a whole project's recomputation (thousands
+  // of tasks through the calculator) must not hold every other request up while it runs.
+  for (let from = 0; from < tasks.length; from += SLICE) {
+    if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+    const rows = tasks.slice(from, from + SLICE).map((task) => {
+      const members = membersByTask.get(task.id) ?? [];
+      const finance = financeOf(task, members, project.currency);
+      return {
+        task_id: task.id,
+        estimated_labor_cost: finance.totals.estimatedLaborCost.toFixed(),
+        logged_hours: finance.totals.loggedHours.toFixed(),
+        actual_labor_cost: finance.totals.actualLaborCost.toFixed(),
+        members_json: toJson(presentMembers(finance.members)),
+        grouped_members_json: toJson(presentGroups(finance.members)),
+        assignees_json: toJson(presentAssignees(members)),
+      };
+    });
+    await repo.upsertTaskLabor(db, teamId, project.id, rows);
+  }
   await repo.refreshRollups(db, teamId, project.id, taskIds === 'all' ? 'all' : tasks.map((task) => task.id));
 }
