@@ -69,6 +69,8 @@ function csvField(text: string): string {
  * file in memory nor keeps other requests (or /healthz) waiting behind it.
  */
 const ROWS_PER_BATCH = 250;
+/** exceljs spends about ten times as long on a row as the CSV writer: shorter turns on the loop. */
+const XLSX_ROWS_PER_BATCH = 50;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 class ClientGone extends Error {
@@ -137,7 +139,7 @@ export function toXlsx(tree: ExportTree): ExportFile {
       const row = sheet.addRow([...(texts[i] ?? []), ...FIGURES.map((f) => number(entry.row[f.key]))]);
       row.getCell(1).alignment = { indent: Math.min(entry.depth, 15) };
       row.commit();
-      if (i % ROWS_PER_BATCH === ROWS_PER_BATCH - 1) {
+      if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {
         if (out.destroyed) throw new ClientGone();
         await nextTurn();
       }
