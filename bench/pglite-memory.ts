@@ -1,9 +1,8 @@
 import { ChildProcess, execSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { log, machine, rssOf } from './support';
+import { freePort, log, machine, rssOf } from './support';
 
 /*
  * npm run bench:memory
@@ -16,16 +15,6 @@ import { log, machine, rssOf } from './support';
  */
 
 const ADMIN_TOKEN = 'pft_bench_memory_admin_token_0123456789';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer().once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 async function waitReady(child: ChildProcess, port: number): Promise<void> {
   for (;;) {

@@ -1,5 +1,6 @@
 import { ChildProcess, execSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import { createDb, DatabaseTarget } from '../src/db/knex';
 import { migrateToLatest } from '../src/db/migrate';
@@ -58,6 +59,17 @@ export function startService(target: DatabaseTarget, port: number, settings: Rec
   if (target.kind === 'postgres') env.DATABASE_URL = target.url;
   else env.DATA_DIR = target.dataDir;
   return spawn(process.execPath, ['dist/src/server.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+/** A port nothing listens on now (the kernel's choice for port 0). */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer().once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo;
+      probe.close(() => resolve(port));
+    });
+  });
 }
 
 export async function waitReady(port: number): Promise<void> {

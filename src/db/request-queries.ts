@@ -20,14 +20,14 @@ type PgConnection = {
   query: (config: { text?: string }, callback?: (...args: unknown[]) => void) => unknown;
 };
 
-type Scope = { running: Map<PgConnection, string>; gone: boolean };
+type Scope = { running: Map<PgConnection, string> };
 
 const scopes = new AsyncLocalStorage<Scope>();
 const tracked = new WeakSet<object>();
 
 /** Wraps the pool's connections of a PostgreSQL knex so each statement is recorded in its request's scope. */
 export function trackRequestQueries(db: Knex): Knex {
-  const client = db.client as { acquireRawConnection(): Promise<PgConnection>; cancelQuery?: unknown };
+  const client = db.client as { acquireRawConnection(): Promise<PgConnection> };
   if (tracked.has(client)) return db;
   tracked.add(client);
   const acquire = client.acquireRawConnection.bind(client);
@@ -56,10 +56,9 @@ export function cancelQueriesWhenClientLeaves(db: Knex) {
   const isPostgres = tracked.has(db.client as object);
   return (req: Request, res: Response, next: NextFunction) => {
     if (!isPostgres) return next();
-    const scope: Scope = { running: new Map(), gone: false };
+    const scope: Scope = { running: new Map() };
     res.once('close', () => {
       if (res.writableFinished) return;
-      scope.gone = true;
       for (const [connection, sql] of scope.running) void cancel(db, connection, sql, req);
     });
     scopes.run(scope, next);

@@ -1,12 +1,11 @@
 import { ChildProcess, execSync } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { createDb, DatabaseTarget, Db } from '../../src/db/knex';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createTeamWithAdmin } from '../../src/teams/teams.service';
-import { commandOption, startService } from '../../bench/support';
+import { commandOption, freePort, startService } from '../../bench/support';
 
 /*
  * npm run crash-test [-- --backend postgres|pglite|both] [--rounds 3]
@@ -28,17 +27,6 @@ const serverUrl = process.env.CRASH_DATABASE_URL ?? 'postgres://postgres@127.0.0
 const fixedPort = Number(option('port', '0'));
 let PORT = 0;
 let base = '';
-
-/** A port nothing listens on now (the kernel's choice for port 0). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer().once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 /** Starts the built service on a port free at that moment (or --port). */
 async function start(target: DatabaseTarget): Promise<ChildProcess> {
