@@ -134,15 +134,16 @@ async function seedDemo(trx: Knex): Promise<DemoIds> {
   const roleIds = new Map<string, string>();
   for (const [name] of ROLES) roleIds.set(name, (await createJobRole(trx, teamId, name)).id);
   const project = await createProject(trx, teamId, { name: DEMO_PROJECT, currency: 'USD', budget: 60000 });
-  await replaceRateCard(trx, teamId, project.id, {
+  await replaceRateCard(trx, SEED_ACTOR, project.id, {
     roles: ROLES.flatMap(([name, rate]) => (rate === null ? [] : [{ job_role_id: roleIds.get(name) as string, hourly_rate: rate }])),
+    effective_from: '1970-01-01',
   });
   const memberIds = new Map<string, string>();
   for (const [name, role] of MEMBERS) {
     const email = `${name.split(' ')[0]?.toLowerCase()}@example.com`;
     const member = await createTeamMember(trx, teamId, { name, email, avatar_url: role ? `https://avatars.example.com/${email}.png` : null });
     memberIds.set(name, member.id);
-    await setProjectMember(trx, teamId, project.id, member.id, role ? (roleIds.get(role) as string) : null);
+    await setProjectMember(trx, SEED_ACTOR, project.id, member.id, { job_role_id: role ? (roleIds.get(role) as string) : null });
   }
   const idOf = (name: string) => memberIds.get(name) as string;
 

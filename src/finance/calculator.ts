@@ -10,20 +10,47 @@ import { Decimal, ZERO, hoursFromSeconds, roundMoney, splitHours, sum } from './
  * The version of these rules. Stored figures are stamped with it (finance/figures.ts): bump it with any
  * change to what the calculator computes, and every project's figures are recomputed by themselves.
  */
-export const CALCULATOR_VERSION = 1;
+export const CALCULATOR_VERSION = 2;
 
 export const UNASSIGNED_ROLE = 'Unassigned';
+
+/**
+ * A member's logged seconds on a task on the days one (role, rate) pair was in force (CONTRACT section
+ * 3b rule 4), over the days asked for.
+ */
+export type CostLineInput = {
+  /** The member's job role on those days, or null when it had none. */
+  jobRole: string | null;
+  /** That role's rate on those days (0 without one). */
+  hourlyRate: Decimal;
+  seconds: number;
+  /** The first and last day (YYYY-MM-DD, in the project's time zone) with logged time in the line. */
+  firstDay: string;
+  lastDay: string;
+};
 
 export type MemberInput = {
   teamMemberId: string;
   name: string;
   avatarUrl: string | null;
-  /** The member's job role in the task's project, or null when it has none. */
+  /** The member's job role in the task's project today, or null when it has none. */
   jobRole: string | null;
-  /** The role's rate in the project's rate card, or null when there is none. */
+  /** That role's rate in force today, or null when there is none. */
   hourlyRate: Decimal | null;
   isAssignee: boolean;
-  loggedSeconds: number;
+  /** Whether the member ever logged time on the task (rule 1), whatever range the lines cover. */
+  hasLoggedTime: boolean;
+  costLines: readonly CostLineInput[];
+};
+
+/** A cost line's figures (rule 4): its hours rounded, then costed at its rate. */
+export type CostLine = {
+  jobRole: string;
+  hourlyRate: Decimal;
+  loggedHours: Decimal;
+  actualCost: Decimal;
+  firstDay: string;
+  lastDay: string;
 };
 
 export type TaskInput = {
@@ -42,6 +69,7 @@ export type MemberFigures = {
   loggedHours: Decimal;
   estimatedCost: Decimal;
   actualCost: Decimal;
+  costLines: CostLine[];
 };
 
 export type TaskTotals = {
@@ -87,9 +115,32 @@ export function compareMembers(a: { name: string; teamMemberId: string }, b: { n
   return compareText(a.name, b.name) || compareText(a.teamMemberId, b.teamMemberId);
 }
 
-/** Rules 1-6 and 8 for one task. */
+/** Cost lines in order: by first day, then role (code points), then rate. */
+function compareLines(a: CostLine, b: CostLine): number {
+  return compareText(a.firstDay, b.firstDay) || compareText(a.jobRole, b.jobRole) || a.hourlyRate.comparedTo(b.hourlyRate);
+}
+
+/** Rule 4 (section 3b): each line's hours rounded to 2 decimals, its cost the rounded hours times its rate. */
+function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLine[] {
+  return lines
+    .filter((line) => line.seconds > 0)
+    .map((line) => {
+      const loggedHours = hoursFromSeconds(line.seconds);
+      return {
+        jobRole: line.jobRole ?? UNASSIGNED_ROLE,
+        hourlyRate: line.hourlyRate,
+        loggedHours,
+        actualCost: roundMoney(loggedHours.times(line.hourlyRate), currency),
+        firstDay: line.firstDay,
+        lastDay: line.lastDay,
+      };
+    })
+    .sort(compareLines);
+}
+
+/** Rules 1-6 and 8 for one task, with section 3b's cost lines and today's rates and roles. */
 export function computeTaskFinance(task: TaskInput, currency: string): TaskFinance {
-  const members = task.members.filter((m) => m.isAssignee || m.loggedSeconds > 0).sort(compareMembers);
+  const members = task.members.filter((m) => m.isAssignee || m.hasLoggedTime).sort(compareMembers);
   const assignees = members.filter((m) => m.isAssignee);
   const shares = splitHours(task.estimatedHours, assignees.length);
   const estimateOf = new Map(assignees.map((member, index) => [member.teamMemberId, shares[index] ?? ZERO]));
@@ -97,7 +148,7 @@ export function computeTaskFinance(task: TaskInput, currency: string): TaskFinan
   const figures = members.map((member): MemberFigures => {
     const hourlyRate = member.hourlyRate ?? ZERO;
     const estimatedHours = estimateOf.get(member.teamMemberId) ?? ZERO;
-    const loggedHours = hoursFromSeconds(member.loggedSeconds);
+    const costLines = costLinesOf(member.costLines, currency);
     return {
       teamMemberId: member.teamMemberId,
       name: member.name,
@@ -105,9 +156,10 @@ export function computeTaskFinance(task: TaskInput, currency: string): TaskFinan
       jobRole: member.jobRole ?? UNASSIGNED_ROLE,
       hourlyRate,
       estimatedHours,
-      loggedHours,
+      loggedHours: sum(costLines.map((line) => line.loggedHours)),
       estimatedCost: roundMoney(estimatedHours.times(hourlyRate), currency),
-      actualCost: roundMoney(loggedHours.times(hourlyRate), currency),
+      actualCost: sum(costLines.map((line) => line.actualCost)),
+      costLines,
     };
   });
 
@@ -159,6 +211,27 @@ export function addTotals(all: readonly TaskTotals[]): TaskTotals {
   return { estimatedHours, loggedHours, estimatedLaborCost, actualLaborCost, fixedCost, totalEstimatedCost, totalActualCost };
 }
 
+/**
+ * A member's cost lines over several tasks: lines of the same role and rate are one line, their hours
+ * and costs the sums of the tasks' (each rounded on its task), their days the widest span.
+ */
+function mergeCostLines(lines: readonly CostLine[]): CostLine[] {
+  const merged = new Map<string, CostLine>();
+  for (const line of lines) {
+    const key = `${line.jobRole}\u0000${line.hourlyRate.toFixed()}`;
+    const seen = merged.get(key);
+    if (!seen) {
+      merged.set(key, { ...line });
+      continue;
+    }
+    seen.loggedHours = seen.loggedHours.plus(line.loggedHours);
+    seen.actualCost = seen.actualCost.plus(line.actualCost);
+    if (compareText(line.firstDay, seen.firstDay) < 0) seen.firstDay = line.firstDay;
+    if (compareText(line.lastDay, seen.lastDay) > 0) seen.lastDay = line.lastDay;
+  }
+  return [...merged.values()].sort(compareLines);
+}
+
 /** A member's figures over several tasks are the sums of that member's figures on each task. */
 export function mergeMembers(lists: readonly (readonly MemberFigures[])[]): MemberFigures[] {
   const merged = new Map<string, MemberFigures>();
@@ -172,8 +245,9 @@ export function mergeMembers(lists: readonly (readonly MemberFigures[])[]): Memb
     seen.loggedHours = seen.loggedHours.plus(member.loggedHours);
     seen.estimatedCost = seen.estimatedCost.plus(member.estimatedCost);
     seen.actualCost = seen.actualCost.plus(member.actualCost);
+    seen.costLines = [...seen.costLines, ...member.costLines];
   }
-  return [...merged.values()].sort(compareMembers);
+  return [...merged.values()].map((member) => ({ ...member, costLines: mergeCostLines(member.costLines) })).sort(compareMembers);
 }
 
 /** Merges several tasks' finances into one (a task and its descendants). */
@@ -201,4 +275,38 @@ export function groupByRole(members: readonly MemberFigures[]): RoleGroup[] {
         members: group,
       };
     });
+}
+
+/** A task in a project's tree, with its own figures. */
+export type TreeTask = { id: string; parentId: string | null; billable: boolean; totals: TaskTotals };
+
+/** A task's roll-up under a filter: the sums over itself and its descendants that pass it. */
+export type RolledUp = { totals: TaskTotals; tasks: number; subTasks: number };
+
+/**
+ * Roll-ups (CONTRACT section 4): each task's figures summed over itself and its descendants (every task
+ * given is non-archived) that pass `passes`, how many of them pass (a task is listed when any does),
+ * and how many of its children hold a passing task. What the stored roll-ups of a project list hold
+ * (finance.repository's refreshRollups), for lists computed on the fly.
+ */
+export function rollUp(tasks: readonly TreeTask[], passes: (task: TreeTask) => boolean): Map<string, RolledUp> {
+  const children = groupBy(
+    tasks.filter((task) => task.parentId !== null),
+    (task) => task.parentId as string,
+  );
+  const rolled = new Map<string, RolledUp>();
+  const visit = (task: TreeTask): RolledUp => {
+    const below = (children.get(task.id) ?? []).map(visit);
+    const own = passes(task) ? [task.totals] : [];
+    const result = {
+      totals: addTotals([...own, ...below.map((child) => child.totals)]),
+      tasks: own.length + below.reduce((count, child) => count + child.tasks, 0),
+      subTasks: below.filter((child) => child.tasks > 0).length,
+    };
+    rolled.set(task.id, result);
+    return result;
+  };
+  const ids = new Set(tasks.map((task) => task.id));
+  for (const task of tasks) if (task.parentId === null || !ids.has(task.parentId)) visit(task);
+  return rolled;
 }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { today as clockToday } from '../clock';
+import { nowIso, todayOf } from '../clock';
 import { ProjectRow, findProject } from '../projects/projects.repository';
 import { CALCULATOR_VERSION } from './calculator';
 import { refreshTaskLabor } from './labor';
@@ -24,28 +24,32 @@ import { refreshTaskLabor } from './labor';
  * committing meanwhile leaves its marks and a newer revision, and the next read refreshes again.
  */
 
-/** SQL: whether the stamp of the stored figures of project `alias` (a projects row) is current for :today and :calculatorVersion. */
+/**
+ * SQL: whether the stamp of the stored figures of project `alias` (a projects row) is current: its
+ * revision, today in its time zone by the service clock's instant :now, and :calculatorVersion.
+ */
 export const stampCurrentOf = (alias: string) => `exists (
        select 1 from project_figures cf
        where cf.team_id = ${alias}.team_id and cf.project_id = ${alias}.id and cf.revision = ${alias}.revision
-         and cf.day = cast(:today as date) and cf.calculator_version = cast(:calculatorVersion as integer))`;
+         and cf.day = ${todayOf(alias)} and cf.calculator_version = cast(:calculatorVersion as integer))`;
 
 /** SQL: whether the stamp of :projectId's stored figures is current (see stampCurrentOf). */
 export const FIGURES_CURRENT = `exists (
        select 1 from projects cp where cp.team_id = :teamId and cp.id = :projectId and ${stampCurrentOf('cp')})`;
 
 /** The bindings FIGURES_CURRENT needs besides :teamId and :projectId. */
-export const stampBindings = (today: string) => ({ today, calculatorVersion: CALCULATOR_VERSION });
+export const stampBindings = (now: string) => ({ now, calculatorVersion: CALCULATOR_VERSION });
 
 type Stamp = { revision: number; day: string; calculator_version: number };
 
-/** Whether a rate-card row takes effect after one of the days and on or before the other. */
+/** Whether a rate-card entry or a member's role entry takes effect after one of the days and on or before the other. */
 async function ratesChangedBetween(db: Knex, teamId: string, projectId: string, a: string, b: string): Promise<boolean> {
+  const between = `effective_from > least(cast(:a as date), cast(:b as date)) and effective_from <= greatest(cast(:a as date), cast(:b as date))`;
   const result = await db.raw(
     `select exists (
-       select 1 from project_rate_cards
-       where team_id = :teamId and project_id = :projectId
-         and effective_from > least(cast(:a as date), cast(:b as date)) and effective_from <= greatest(cast(:a as date), cast(:b as date))
+       select 1 from project_rate_cards where team_id = :teamId and project_id = :projectId and ${between}
+       union all
+       select 1 from project_member_roles where team_id = :teamId and project_id = :projectId and ${between}
      ) as changed`,
     { teamId, projectId, a, b },
   );
@@ -72,20 +76,31 @@ async function staleTaskIds(db: Knex, teamId: string, projectId: string, revisio
   return (result.rows as { task_id: string }[]).map((row) => row.task_id);
 }
 
-/** Brings one project's stored figures current for `today`, in the caller's transaction; serialised per project. */
-async function refreshInTransaction(trx: Knex, teamId: string, projectId: string, today: string): Promise<void> {
+/** Today in the project's time zone at the instant `now`, as PostgreSQL's stamp check takes it. */
+async function projectToday(db: Knex, teamId: string, projectId: string, now: string): Promise<string> {
+  const result = await db.raw(`select ${todayOf('p')}::text as today from projects p where p.team_id = :teamId and p.id = :projectId`, {
+    teamId,
+    projectId,
+    now,
+  });
+  return result.rows[0].today;
+}
+
+/** Brings one project's stored figures current at the instant `now`, in the caller's transaction; serialised per project. */
+async function refreshInTransaction(trx: Knex, teamId: string, projectId: string, now: string): Promise<void> {
   await trx.raw('select pg_advisory_xact_lock(hashtext(?), hashtext(?))', [teamId, projectId]);
   const project = await findProject(trx, teamId, projectId);
   if (!project) return;
+  const today = await projectToday(trx, teamId, projectId, now);
   const stamp: Stamp | undefined = await trx('project_figures')
     .where({ team_id: teamId, project_id: projectId })
     .first('revision', 'day', 'calculator_version');
   const revision = Number(project.revision);
   if (stamp && Number(stamp.revision) === revision && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION) return;
   if (await needsFullRefresh(trx, project, stamp, today, teamId)) {
-    await refreshTaskLabor(trx, teamId, project, 'all', today);
+    await refreshTaskLabor(trx, teamId, project, 'all', now);
   } else {
-    await refreshTaskLabor(trx, teamId, project, await staleTaskIds(trx, teamId, projectId, revision), today);
+    await refreshTaskLabor(trx, teamId, project, await staleTaskIds(trx, teamId, projectId, revision), now);
   }
   await trx('stale_tasks').where({ team_id: teamId, project_id: projectId }).andWhere('revision', '<=', revision).delete();
   await trx('project_figures')
@@ -97,29 +112,33 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
 /** Refreshes running, per connection pool (an instance; tests run two in one process) and project. */
 const inFlightByPool = new WeakMap<Knex, Map<string, Promise<void>>>();
 
-/** Brings a project's stored figures current for `today`: one refresh at a time per project and instance, shared. */
-export function bringCurrent(db: Knex, teamId: string, projectId: string, today: string): Promise<void> {
+/**
+ * Brings a project's stored figures current at the instant `now`: one refresh at a time per project
+ * and instance, shared (a request that started after a shared refresh's instant, on a new day, finds
+ * the stamp out of date when it reads again, and refreshes again).
+ */
+export function bringCurrent(db: Knex, teamId: string, projectId: string, now: string): Promise<void> {
   let inFlight = inFlightByPool.get(db);
   if (!inFlight) {
     inFlight = new Map();
     inFlightByPool.set(db, inFlight);
   }
-  const running = inFlight.get(`${teamId}|${projectId}|${today}`);
+  const running = inFlight.get(`${teamId}|${projectId}`);
   if (running) return running;
-  return startRefresh(db, inFlight, teamId, projectId, today);
+  return startRefresh(db, inFlight, teamId, projectId, now);
 }
 
-function startRefresh(db: Knex, inFlight: Map<string, Promise<void>>, teamId: string, projectId: string, today: string): Promise<void> {
-  const key = `${teamId}|${projectId}|${today}`;
+function startRefresh(db: Knex, inFlight: Map<string, Promise<void>>, teamId: string, projectId: string, now: string): Promise<void> {
+  const key = `${teamId}|${projectId}`;
   const refresh = db
-    .transaction((trx) => refreshInTransaction(trx, teamId, projectId, today))
+    .transaction((trx) => refreshInTransaction(trx, teamId, projectId, now))
     .finally(() => inFlight.delete(key));
   inFlight.set(key, refresh);
   return refresh;
 }
 
 /** A read that reports whether the stamp was current in the snapshot it read from. */
-export type StampedRead<T> = (db: Knex, today: string) => Promise<{ current: boolean; value: T }>;
+export type StampedRead<T> = (db: Knex, now: string) => Promise<{ current: boolean; value: T }>;
 
 /**
  * Runs `read` until it reads current figures, bringing them current in between. Writes landing
@@ -127,16 +146,16 @@ export type StampedRead<T> = (db: Knex, today: string) => Promise<{ current: boo
  * that the read runs in the refresh's own transaction, holding the project's row so no write lands.
  */
 export async function readCurrent<T>(db: Knex, teamId: string, projectId: string, read: StampedRead<T>): Promise<T> {
-  const today = clockToday();
+  const now = nowIso();
   for (let attempt = 0; attempt < 3; attempt++) {
-    const result = await read(db, today);
+    const result = await read(db, now);
     if (result.current) return result.value;
-    await bringCurrent(db, teamId, projectId, today);
+    await bringCurrent(db, teamId, projectId, now);
   }
   return db.transaction(async (trx) => {
     await trx.raw('select 1 from projects where team_id = ? and id = ? for share', [teamId, projectId]);
-    await refreshInTransaction(trx, teamId, projectId, today);
-    return (await read(trx, today)).value;
+    await refreshInTransaction(trx, teamId, projectId, now);
+    return (await read(trx, now)).value;
   });
 }
 
@@ -153,13 +172,13 @@ export async function refreshStaleProjects(db: Knex): Promise<number> {
     .where((q) => q.whereNull('f.project_id').orWhereNot('f.calculator_version', CALCULATOR_VERSION))
     .select('p.team_id', 'p.id')
     .orderBy(['p.team_id', 'p.id']);
-  const today = clockToday();
-  for (const { team_id: teamId, id } of stale) await bringCurrent(db, teamId, id, today);
+  const now = nowIso();
+  for (const { team_id: teamId, id } of stale) await bringCurrent(db, teamId, id, now);
   return stale.length;
 }
 
 /** Recomputes every task of one project, whatever its stamp says (for stored rows changed by hand). */
 export async function refreshProjectLabor(db: Knex, teamId: string, projectId: string): Promise<void> {
   await db('project_figures').where({ team_id: teamId, project_id: projectId }).delete();
-  await bringCurrent(db, teamId, projectId, clockToday());
+  await bringCurrent(db, teamId, projectId, nowIso());
 }

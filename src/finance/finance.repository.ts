@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../db/prepared';
-import { RATES_IN_FORCE } from '../projects/projects.repository';
+import { todayOf } from '../clock';
 import { FIGURES_CURRENT, stampBindings, stampCurrentOf } from './figures';
 
 /*
@@ -89,13 +89,49 @@ export type ParticipantRow = {
   name: string;
   avatar_url: string | null;
   is_assignee: boolean;
-  logged_seconds: number;
+  /** Whether the member ever logged time on the task (whatever the range). */
+  has_logged_time: boolean;
+  /** The member's role in the project today, and that role's rate in force today. */
   job_role: string | null;
   hourly_rate: string | null;
+  /** The member's cost lines on the task in the range, as a JSON array (see CostLineRow). */
+  cost_lines_json: string | null;
 };
 
-/** The people taking part in the tasks in scope, with their role and its rate in force on `today` (YYYY-MM-DD). */
-export async function participantsInScope(db: Knex, teamId: string, scope: Scope, today: string): Promise<ParticipantRow[]> {
+/** One cost line in ParticipantRow.cost_lines_json: numbers as exact text. */
+export type CostLineRow = { job_role: string | null; hourly_rate: string; seconds: string; first_day: string; last_day: string };
+
+/** Log days counted: a closed range of dates (YYYY-MM-DD), each end optional. */
+export type DayRange = { from?: string; to?: string };
+
+/**
+ * The entry in force on a day (the latest one on or before it) of a member's dated role, or of a
+ * role's dated rate, as a lateral join: each a lookup by primary key.
+ */
+const ROLE_ON = (memberId: string, day: string) => `left join lateral (
+         select r.job_role_id from project_member_roles r
+         where r.team_id = :teamId and r.project_id = :projectId and r.team_member_id = ${memberId} and r.effective_from <= ${day}
+         order by r.effective_from desc limit 1
+       )`;
+const RATE_ON = (roleId: string, day: string) => `left join lateral (
+         select c.hourly_rate from project_rate_cards c
+         where c.team_id = :teamId and c.project_id = :projectId and c.job_role_id = ${roleId} and c.effective_from <= ${day}
+         order by c.effective_from desc limit 1
+       )`;
+
+/**
+ * The people taking part in the tasks in scope (CONTRACT section 3 rule 1), with their role and its
+ * rate today (the service clock's instant :now in the project's time zone), and their cost lines
+ * (section 3b rule 4): their logged seconds in the range, from the per-day running totals, grouped by
+ * the role and rate in force on each day.
+ */
+export async function participantsInScope(
+  db: Knex,
+  teamId: string,
+  scope: Scope,
+  now: string,
+  range: DayRange = {},
+): Promise<ParticipantRow[]> {
   const cte = scopeCte(teamId, scope);
   const statement = db.raw(
     `with recursive ${cte.sql},
@@ -105,19 +141,45 @@ export async function participantsInScope(db: Knex, teamId: string, scope: Scope
        select x.task_id, x.team_member_id from task_member_time x join scope s on x.team_id = :teamId and x.task_id = s.id
        where x.total_seconds > 0
      ),
-     ${RATES_IN_FORCE}
+     project_today (day) as (
+       select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId
+     ),
+     day_line as (
+       select d.task_id, d.team_member_id, d.day, d.total_seconds, role.job_role_id,
+              trim_scale(coalesce(rate.hourly_rate, 0)) as hourly_rate
+       from task_member_day_time d
+       join scope s on d.team_id = :teamId and d.task_id = s.id
+       ${ROLE_ON('d.team_member_id', 'd.day')} role on true
+       ${RATE_ON('role.job_role_id', 'd.day')} rate on true
+       where d.total_seconds > 0
+         and (cast(:from as date) is null or d.day >= cast(:from as date))
+         and (cast(:to as date) is null or d.day <= cast(:to as date))
+     ),
+     line as (
+       select l.task_id, l.team_member_id,
+              json_agg(json_build_object('job_role', jr.name, 'hourly_rate', l.hourly_rate::text, 'seconds', l.seconds::text,
+                                         'first_day', l.first_day::text, 'last_day', l.last_day::text))::text as cost_lines_json
+       from (
+         select task_id, team_member_id, job_role_id, hourly_rate, sum(total_seconds) as seconds, min(day) as first_day, max(day) as last_day
+         from day_line group by task_id, team_member_id, job_role_id, hourly_rate
+       ) l
+       left join job_roles jr on jr.team_id = :teamId and jr.id = l.job_role_id
+       group by l.task_id, l.team_member_id
+     )
      select p.task_id, p.team_member_id, m.name, m.avatar_url,
             (a.task_id is not null) as is_assignee,
-            coalesce(x.total_seconds, 0) as logged_seconds,
-            jr.name as job_role, r.hourly_rate
+            coalesce(x.total_seconds, 0) > 0 as has_logged_time,
+            jr.name as job_role, rate.hourly_rate, ln.cost_lines_json
      from participant p
+     cross join project_today pt
      join team_members m on m.team_id = :teamId and m.id = p.team_member_id
      left join task_assignees a on a.team_id = :teamId and a.task_id = p.task_id and a.team_member_id = p.team_member_id
      left join task_member_time x on x.team_id = :teamId and x.task_id = p.task_id and x.team_member_id = p.team_member_id
-     left join project_members pm on pm.team_id = :teamId and pm.project_id = :projectId and pm.team_member_id = p.team_member_id
-     left join job_roles jr on jr.team_id = :teamId and jr.id = pm.job_role_id
-     left join rate r on r.job_role_id = pm.job_role_id`,
-    { ...cte.bindings, today },
+     ${ROLE_ON('p.team_member_id', 'pt.day')} role on true
+     left join job_roles jr on jr.team_id = :teamId and jr.id = role.job_role_id
+     ${RATE_ON('role.job_role_id', 'pt.day')} rate on true
+     left join line ln on ln.task_id = p.task_id and ln.team_member_id = p.team_member_id`,
+    { ...cte.bindings, now, from: range.from ?? null, to: range.to ?? null } as Record<string, string | null>,
   );
   const result = await named(statement, scope, 'finance_participants');
   return result.rows;
@@ -146,7 +208,7 @@ export type StoredBreakdownRow = {
 };
 
 /** A non-archived task's breakdown from its stored labor row: one indexed read, whatever its size. */
-export async function storedBreakdown(db: Knex, teamId: string, taskId: string, today: string): Promise<StoredBreakdownRow | undefined> {
+export async function storedBreakdown(db: Knex, teamId: string, taskId: string, now: string): Promise<StoredBreakdownRow | undefined> {
   const statement = db.raw(
     `select t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency, ${stampCurrentOf('p')} as current,
             trim_scale(t.estimated_hours) as estimated_hours,
@@ -161,7 +223,7 @@ export async function storedBreakdown(db: Knex, teamId: string, taskId: string, 
      join projects p on p.team_id = t.team_id and p.id = t.project_id
      left join task_labor l on l.team_id = t.team_id and l.task_id = t.id
      where t.team_id = :teamId and t.id = :taskId and t.archived_at is null`,
-    { teamId, taskId, ...stampBindings(today) },
+    { teamId, taskId, ...stampBindings(now) },
   );
   const result = await prepared(statement, 'finance_stored_breakdown');
   return result.rows[0];
@@ -246,7 +308,7 @@ type ListScope = { teamId: string; projectId: string; filter: 'all' | 'billable'
  * Every listed task of a project under the filter, in creation order (what an export arranges into a
  * tree), and whether the stored figures were current for `today` (figures.ts) in the snapshot read.
  */
-export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>, today: string): Promise<{ current: boolean; rows: ListedRow[] }> {
+export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>, now: string): Promise<{ current: boolean; rows: ListedRow[] }> {
   const statement = db.raw(
     `select ${FIGURES_CURRENT} as current, listed.* from (select 1) one
      left join (
@@ -255,7 +317,7 @@ export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>, tod
        ${LISTED_TASKS}
      ) listed on true
      order by listed.created_at, listed.id`,
-    { ...scope, parentId: null, allLevels: true, ...stampBindings(today) },
+    { ...scope, parentId: null, allLevels: true, ...stampBindings(now) },
   );
   const result = await prepared(statement, 'finance_tree_rows');
   const rows = result.rows as (ListedRow & { current: boolean; created_at: Date | null })[];
@@ -339,10 +401,10 @@ function listSql(groupBy: ListGroupField | undefined): string {
 export async function listSummary(
   db: Knex,
   scope: ListScope & { currency: string; groupBy?: ListGroupField },
-  today: string,
+  now: string,
 ): Promise<ListSummaryRow[]> {
   const { groupBy, ...bindings } = scope;
-  const statement = db.raw(listSql(groupBy), { ...bindings, allLevels: false, ...stampBindings(today) });
+  const statement = db.raw(listSql(groupBy), { ...bindings, allLevels: false, ...stampBindings(now) });
   const result = await prepared(statement, `finance_list_${groupBy ?? 'rows'}`);
   return result.rows;
 }

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
-import { today } from '../clock';
+import { todayIn } from '../clock';
 import { actorOf } from '../http/auth';
 import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/respond';
 import { getProject } from '../projects/projects.service';
@@ -17,7 +17,7 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter):
   router.get('/project-finance/task/:id/breakdown', async (req, res) => {
     const id = parseId(req.params.id);
     const query = parseQuery(breakdownQuery, req.query);
-    const { financeVersion, body } = await service.getBreakdown(db, actorOf(req).teamId, id, query.include_subtasks);
+    const { financeVersion, body } = await service.getBreakdown(db, actorOf(req).teamId, id, query.include_subtasks, query);
     res.setHeader('ETag', service.etagOf(financeVersion));
     sendSuccess(res, body);
   });
@@ -26,8 +26,17 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter):
     const query = parseQuery(projectTasksQuery, req.query);
     const teamId = actorOf(req).teamId;
     const project = await getProject(db, teamId, projectId);
-    // Figures depend on the day (rates in force), and a list read at one revision on one day stays right.
-    const key = [teamId, project.id, today(), query.billable_filter, query.parent_task_id?.toLowerCase() ?? '', query.group_by ?? ''].join('|');
+    // Figures depend on the day (rates and roles in force), and a list read at one revision on one day stays right.
+    const key = [
+      teamId,
+      project.id,
+      todayIn(project.time_zone),
+      query.billable_filter,
+      query.parent_task_id?.toLowerCase() ?? '',
+      query.group_by ?? '',
+      query.from ?? '',
+      query.to ?? '',
+    ].join('|');
     let body = listCache.get(key, project.revision);
     if (!body) {
       body = await renders.run(async () => jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query))));

@@ -1,11 +1,18 @@
 import { z } from 'zod';
-import { uuid } from '../http/validate';
+import { checkDateRange, isoDate, uuid } from '../http/validate';
 import { fixedCost } from '../tasks/tasks.schemas';
 import { exactDecimal, id, timestamp } from '../openapi/common';
 
+/** `from` / `to`: the log days counted (CONTRACT section 4), in the project's time zone, inclusive. */
+const dayRange = {
+  from: isoDate().optional().describe('Count only time logs on or after this day (YYYY-MM-DD, in the project\'s time zone)'),
+  to: isoDate().optional().describe('Count only time logs on or before this day (YYYY-MM-DD, in the project\'s time zone)'),
+};
+
 export const breakdownQuery = z
-  .object({ include_subtasks: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') })
-  .strict();
+  .object({ include_subtasks: z.enum(['true', 'false']).default('false').transform((v) => v === 'true'), ...dayRange })
+  .strict()
+  .superRefine(checkDateRange);
 
 export const BILLABLE_FILTERS = ['all', 'billable', 'non-billable'] as const;
 export const GROUP_BY = ['status', 'priority', 'phase'] as const;
@@ -19,16 +26,20 @@ export const projectTasksQuery = z
       .enum([...GROUP_BY, 'phases'])
       .transform((value): (typeof GROUP_BY)[number] => (value === 'phases' ? 'phase' : value))
       .optional(),
+    ...dayRange,
   })
-  .strict();
+  .strict()
+  .superRefine(checkDateRange);
 
 export const exportQuery = z
   .object({
     format: z.enum(['csv', 'xlsx']).default('csv'),
     parent_task_id: uuid().optional(),
     billable_filter: z.enum(BILLABLE_FILTERS).default('all'),
+    ...dayRange,
   })
-  .strict();
+  .strict()
+  .superRefine(checkDateRange);
 
 export const fixedCostBody = z.object({ fixed_cost: fixedCost() }).strict();
 
@@ -54,15 +65,29 @@ export const taskSummary = z.object({
   total_actual_cost: money('actual_labor_cost + fixed_cost'),
 });
 
+const day = (what: string) => z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe(`${what} (YYYY-MM-DD, in the project's time zone)`);
+
+const costLine = z.object({
+  job_role: z.string().describe('The member\'s job role on the line\'s days, "Unassigned" without one'),
+  hourly_rate: money('That role\'s rate on those days (0 without one)'),
+  logged_hours: hours('The line\'s logged seconds / 3600'),
+  actual_cost: money('logged_hours x hourly_rate'),
+  first_day: day('Day of the line\'s first time log'),
+  last_day: day('Day of the line\'s last time log'),
+});
+
 const memberFigures = z.object({
   team_member_id: id(),
   name: z.string(),
   avatar_url: z.string().nullable(),
-  hourly_rate: money('Rate of the member\'s job role in the project (0 without one)'),
+  hourly_rate: money('Rate of the member\'s job role in the project today (0 without one)'),
   estimated_hours: hours('Share of the estimate'),
-  logged_hours: hours('Logged seconds / 3600'),
-  estimated_cost: money('estimated_hours x hourly_rate'),
-  actual_cost: money('logged_hours x hourly_rate'),
+  logged_hours: hours('Sum of the cost lines\' logged hours'),
+  estimated_cost: money('estimated_hours x today\'s hourly_rate'),
+  actual_cost: money('Sum of the cost lines\' actual costs'),
+  cost_lines: z
+    .array(costLine)
+    .describe('The member\'s logged time grouped by the (job role, rate) in force on each log\'s day, by first_day'),
 });
 
 export const breakdownResponse = z.object({

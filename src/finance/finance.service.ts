@@ -8,12 +8,12 @@ import type { ProjectRow } from '../projects/projects.repository';
 import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
-import { compareText, combineTaskFinances, taskTotals, variance } from './calculator';
+import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, rollUp, taskTotals, variance } from './calculator';
 import { Decimal, sum, toDecimal } from './money';
 import { financeOf, memberInputsByTask } from './labor';
 import { readCurrent } from './figures';
-import { today as clockToday } from '../clock';
-import { presentGroups, presentMembers, presentSummary } from './present';
+import { nowIso } from '../clock';
+import { presentAssignees, presentGroups, presentMembers, presentSummary } from './present';
 import * as repo from './finance.repository';
 import type { ProjectTasksQuery } from './finance.schemas';
 
@@ -35,18 +35,21 @@ function storedSummary(row: repo.StoredBreakdownRow) {
   };
 }
 
+/** Whether a day range limits anything. */
+const hasRange = (range: repo.DayRange) => range.from !== undefined || range.to !== undefined;
+
 /**
  * A task alone or with its non-archived descendants, computed by the calculator from their members
- * with the rates in force on `today` (three queries).
+ * with the rates and roles in force today at the instant `now`, and the time logged in `range` (three queries).
  */
-async function computedBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean, today: string) {
+async function computedBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean, now: string, range: repo.DayRange = {}) {
   const task = await requireTask(db, teamId, taskId);
   const scope: repo.Scope = includeSubtasks
     ? { kind: 'subtree', projectId: task.project_id, taskId }
     : { kind: 'tasks', projectId: task.project_id, taskIds: [task.id] };
   const [tasks, participants] = await Promise.all([
     repo.tasksInScope(db, teamId, scope),
-    repo.participantsInScope(db, teamId, scope, today),
+    repo.participantsInScope(db, teamId, scope, now, range),
   ]);
   const membersByTask = memberInputsByTask(participants);
   const finance = combineTaskFinances(tasks.map((t) => financeOf(t, membersByTask.get(t.id), task.currency)));
@@ -61,14 +64,15 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
 }
 
 /**
- * A task's breakdown. Alone, it is one read of the task and its stored labor row when its project's
- * stored figures are current (figures.ts; the check is in the same statement), else the calculator
- * computes it on the fly; with its subtasks, the calculator merges the subtree's members.
+ * A task's breakdown. Alone and over all days, it is one read of the task and its stored labor row
+ * when its project's stored figures are current (figures.ts; the check is in the same statement), else
+ * the calculator computes it on the fly; with its subtasks, the calculator merges the subtree's members.
  */
-export async function getBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean) {
-  const today = clockToday();
+export async function getBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean, range: repo.DayRange = {}) {
+  const now = nowIso();
+  if (hasRange(range)) return computedBreakdown(db, teamId, taskId, includeSubtasks, now, range);
   if (!includeSubtasks) {
-    const row = await repo.storedBreakdown(db, teamId, taskId, today);
+    const row = await repo.storedBreakdown(db, teamId, taskId, now);
     if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
     if (row.current && row.members_json !== null && row.grouped_members_json !== null) {
       return {
@@ -77,7 +81,7 @@ export async function getBreakdown(db: Knex, teamId: string, taskId: string, inc
       };
     }
   }
-  return computedBreakdown(db, teamId, taskId, includeSubtasks, today);
+  return computedBreakdown(db, teamId, taskId, includeSubtasks, now);
 }
 
 export function matchesIfMatch(header: string | undefined, version: number): boolean {
@@ -98,7 +102,7 @@ export async function updateFixedCost(db: Knex, actor: Actor, taskId: string, fi
       throw new AppError(412, 'PRECONDITION_FAILED', `If-Match does not match the task's current version ${etagOf(task.finance_version)}`);
     }
     await recordFixedCost(trx, actor, task, toDecimal(fixedCost));
-    const computed = await computedBreakdown(trx, actor.teamId, taskId, false, clockToday());
+    const computed = await computedBreakdown(trx, actor.teamId, taskId, false, nowIso());
     return { financeVersion: computed.financeVersion, body: computed.body.task };
   });
 }
@@ -124,7 +128,11 @@ function sumRows(rows: readonly repo.ListedFigures[]): FigureTexts {
   const [estimatedHours, loggedHours, estimatedLabor, actualLabor, fixed] = repo.ROLLED_FIGURES.map((column) =>
     sum(rows.map((row) => toDecimal(row[column]))),
   ) as [Decimal, Decimal, Decimal, Decimal, Decimal];
-  const totals = taskTotals({ estimatedHours, loggedHours, estimatedLaborCost: estimatedLabor, actualLaborCost: actualLabor, fixedCost: fixed });
+  return figureTexts(taskTotals({ estimatedHours, loggedHours, estimatedLaborCost: estimatedLabor, actualLaborCost: actualLabor, fixedCost: fixed }));
+}
+
+/** The eight figures of task totals as exact decimal text (variance by rule 10). */
+function figureTexts(totals: TaskTotals): FigureTexts {
   return {
     estimated_hours: totals.estimatedHours.toFixed(),
     logged_hours: totals.loggedHours.toFixed(),
@@ -137,8 +145,101 @@ function sumRows(rows: readonly repo.ListedFigures[]): FigureTexts {
   };
 }
 
-/** What a list filter selects: the tasks whose own figures count, and where the listing starts. */
-export type ListFilter = { billable_filter: ProjectTasksQuery['billable_filter']; parent_task_id?: string };
+/** What a list filter selects: the tasks whose own figures count, where the listing starts, the log days counted. */
+export type ListFilter = { billable_filter: ProjectTasksQuery['billable_filter']; parent_task_id?: string } & repo.DayRange;
+
+/** Tasks computed between two yields to the event loop, in lists computed on the fly. */
+const SLICE = 100;
+
+/** A listed row computed on the fly: its figures as exact text, with its assignees. */
+type ComputedRow = repo.ListedRow & { project_id: string; assignees: ReturnType<typeof presentAssignees> };
+
+/**
+ * Every listed task of a project at every level (creation order), computed on the fly by the
+ * calculator with the time logged in `range`, and rolled up under the billable filter by its rule.
+ */
+async function computedTreeRows(
+  db: Knex,
+  teamId: string,
+  project: { id: string; currency: string },
+  filter: ListFilter['billable_filter'],
+  range: repo.DayRange,
+): Promise<ComputedRow[]> {
+  const scope: repo.Scope = { kind: 'project', projectId: project.id };
+  const [tasks, participants] = await Promise.all([
+    repo.tasksInScope(db, teamId, scope),
+    repo.participantsInScope(db, teamId, scope, nowIso(), range),
+  ]);
+  const membersByTask = memberInputsByTask(participants);
+  const finances = new Map<string, TaskFinance>();
+  for (let from = 0; from < tasks.length; from += SLICE) {
+    if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const task of tasks.slice(from, from + SLICE)) finances.set(task.id, financeOf(task, membersByTask.get(task.id), project.currency));
+  }
+  const tree = tasks.map((task) => ({
+    id: task.id,
+    parentId: task.parent_task_id,
+    billable: task.billable,
+    totals: (finances.get(task.id) as TaskFinance).totals,
+  }));
+  const rolled = rollUp(tree, (task) => filter === 'all' || (filter === 'billable') === task.billable);
+  return tasks
+    .filter((task) => (rolled.get(task.id)?.tasks ?? 0) > 0)
+    .map((task) => {
+      const { totals, subTasks } = rolled.get(task.id) as RolledUp;
+      return {
+        id: task.id,
+        name: task.name,
+        project_id: task.project_id,
+        parent_task_id: task.parent_task_id,
+        billable: task.billable,
+        status: task.status,
+        priority: task.priority,
+        phase: task.phase,
+        sub_tasks_count: subTasks,
+        ...figureTexts(totals),
+        assignees: presentAssignees(membersByTask.get(task.id) ?? []),
+      };
+    });
+}
+
+/** A list computed on the fly (with a day range): the same body as the stored list's. */
+async function computedList(db: Knex, teamId: string, project: ProjectRow, query: ProjectTasksQuery, parentId: string | null) {
+  const all = await computedTreeRows(db, teamId, project, query.billable_filter, query);
+  const rows = all.filter((row) => row.parent_task_id === parentId);
+  const { id, name, currency, budget } = presentProject(project);
+  const body: Record<string, unknown> = {
+    project: { id, name, currency, budget },
+    tasks: rows.map((row) => ({
+      id: row.id,
+      name: row.name,
+      project_id: row.project_id,
+      billable: row.billable,
+      currency: project.currency,
+      ...jsonFigures(row),
+      parent_task_id: row.parent_task_id,
+      sub_tasks_count: row.sub_tasks_count,
+      variance: numericJson(row.variance),
+      status: row.status,
+      priority: row.priority,
+      phase: row.phase,
+      assignees: row.assignees,
+    })),
+    totals: jsonFigures(sumRows(rows)),
+  };
+  const field = query.group_by;
+  if (field) {
+    const groups = groupBy(rows, (row) => row[field] ?? repo.NONE_GROUP);
+    const rank = (group: string) => (group === repo.NONE_GROUP ? 1 : 0);
+    body.groups = [...groups.keys()]
+      .sort((a, b) => rank(a) - rank(b) || compareText(a, b))
+      .map((group) => {
+        const members = groups.get(group) ?? [];
+        return { group_name: group, task_ids: members.map((row) => row.id), ...jsonFigures(sumRows(members)) };
+      });
+  }
+  return body;
+}
 
 /** The task parent_task_id names (looked up beside the list's own query), or undefined without one. */
 function findListParent(db: Knex, teamId: string, parentId: string | null) {
@@ -167,8 +268,9 @@ export async function listProjectTasks(db: Knex, teamId: string, project: Projec
   const scope = { teamId, projectId: project.id, filter: query.billable_filter, parentId, currency: project.currency, groupBy: query.group_by };
   // The parent first: a 404 leaves no read or refresh running behind the response.
   checkListParent(parentId, await findListParent(db, teamId, parentId), project.id);
-  const summary = await readCurrent(db, teamId, project.id, async (q, today) => {
-    const rows = await repo.listSummary(q, scope, today);
+  if (hasRange(query)) return computedList(db, teamId, project, query, parentId);
+  const summary = await readCurrent(db, teamId, project.id, async (q, now) => {
+    const rows = await repo.listSummary(q, scope, now);
     return { current: rows.every((row) => row.current), value: rows };
   });
   const whole = summary.find((row) => row.group_name === null) as repo.ListSummaryRow;
@@ -192,10 +294,12 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
   const parentId = filter.parent_task_id?.toLowerCase() ?? null;
   const [project, parent] = await Promise.all([getProject(db, teamId, projectId), findListParent(db, teamId, parentId)]);
   checkListParent(parentId, parent, project.id);
-  const rows = await readCurrent(db, teamId, projectId, async (q, today) => {
-    const tree = await repo.treeRows(q, { teamId, projectId, filter: filter.billable_filter }, today);
-    return { current: tree.current, value: tree.rows };
-  });
+  const rows: repo.ListedRow[] = hasRange(filter)
+    ? await computedTreeRows(db, teamId, project, filter.billable_filter, filter)
+    : await readCurrent(db, teamId, projectId, async (q, now) => {
+        const tree = await repo.treeRows(q, { teamId, projectId, filter: filter.billable_filter }, now);
+        return { current: tree.current, value: tree.rows };
+      });
   const children = groupBy(rows, (row) => row.parent_task_id ?? '');
   const starting = children.get(parentId ?? '') ?? [];
   const listed: { depth: number; row: ExportRow }[] = [];

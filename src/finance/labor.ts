@@ -1,8 +1,8 @@
 import type { Knex } from 'knex';
 import { groupBy } from '../group-by';
 import { toJson } from '../http/respond';
-import { today as clockToday } from '../clock';
-import { MemberInput, TaskFinance, computeTaskFinance } from './calculator';
+import { nowIso } from '../clock';
+import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance } from './calculator';
 import { toDecimal } from './money';
 import { presentAssignees, presentGroups, presentMembers } from './present';
 import * as repo from './finance.repository';
@@ -15,6 +15,17 @@ import * as repo from './finance.repository';
  * figures current when a read finds their stamp out of date, with refreshTaskLabor below.
  */
 
+function costLinesOf(json: string | null): CostLineInput[] {
+  if (json === null) return [];
+  return (JSON.parse(json) as repo.CostLineRow[]).map((line) => ({
+    jobRole: line.job_role,
+    hourlyRate: toDecimal(line.hourly_rate),
+    seconds: Number(line.seconds),
+    firstDay: line.first_day,
+    lastDay: line.last_day,
+  }));
+}
+
 export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<string, MemberInput[]> {
   return groupBy(
     rows,
@@ -26,7 +37,8 @@ export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<st
       jobRole: row.job_role,
       hourlyRate: row.hourly_rate === null ? null : toDecimal(row.hourly_rate),
       isAssignee: row.is_assignee,
-      loggedSeconds: Number(row.logged_seconds),
+      hasLoggedTime: row.has_logged_time,
+      costLines: costLinesOf(row.cost_lines_json),
     }),
   );
 }
@@ -46,7 +58,8 @@ export function financeOf(
 const SLICE = 100;
 
 /**
- * Recomputes and stores the given tasks' figures (or every task's) with the rates in force on `today`,
+ * Recomputes and stores the given tasks' figures (or every task's) with the rates and roles in force
+ * today at the instant `now` (in the project's time zone), and every logged day's,
  * then the roll-ups of those tasks and their ancestors. Callers serialise refreshes of a project
  * (figures.ts); the stamp that says the result is current is theirs to write.
  */
@@ -55,13 +68,13 @@ export async function refreshTaskLabor(
   teamId: string,
   project: { id: string; currency: string },
   taskIds: readonly string[] | 'all',
-  today: string = clockToday(),
+  now: string = nowIso(),
 ): Promise<void> {
   if (taskIds !== 'all' && taskIds.length === 0) return;
   const scope: repo.Scope =
     taskIds === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...new Set(taskIds)] };
   const tasks = await repo.tasksInScope(db, teamId, scope);
-  const membersByTask = memberInputsByTask(await repo.participantsInScope(db, teamId, scope, today));
+  const membersByTask = memberInputsByTask(await repo.participantsInScope(db, teamId, scope, now));
   // In slices, yielding to the event loop between them: a whole project's recomputation (thousands
   // of tasks through the calculator) must not hold every other request up while it runs.
   for (let from = 0; from < tasks.length; from += SLICE) {

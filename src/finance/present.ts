@@ -1,4 +1,4 @@
-import { MemberFigures, MemberInput, TaskTotals, UNASSIGNED_ROLE, compareMembers, groupByRole } from './calculator';
+import { CostLine, MemberFigures, MemberInput, TaskTotals, UNASSIGNED_ROLE, compareMembers, groupByRole } from './calculator';
 import { ZERO } from './money';
 
 /*
@@ -25,6 +25,18 @@ export function presentSummary(task: TaskIdentity, currency: string, totals: Tas
   return { id: task.id, name: task.name, project_id: task.project_id, billable: task.billable, currency, ...presentTotals(totals) };
 }
 
+/** A cost line (CONTRACT section 3b rule 6). */
+function presentCostLine(line: CostLine) {
+  return {
+    job_role: line.jobRole,
+    hourly_rate: line.hourlyRate,
+    logged_hours: line.loggedHours,
+    actual_cost: line.actualCost,
+    first_day: line.firstDay,
+    last_day: line.lastDay,
+  };
+}
+
 function presentMember(member: MemberFigures) {
   return {
     team_member_id: member.teamMemberId,
@@ -35,6 +47,7 @@ function presentMember(member: MemberFigures) {
     logged_hours: member.loggedHours,
     estimated_cost: member.estimatedCost,
     actual_cost: member.actualCost,
+    cost_lines: member.costLines.map(presentCostLine),
   };
 }
 

@@ -24,6 +24,31 @@ export const note = (max = 2000) =>
     .max(max, `must be at most ${max} characters`)
     .refine((text) => !CONTROL_CHARS_EXCEPT_LINES.test(text), 'must not contain control characters');
 
+/** The first and last dates the service knows (the beginning of time for dated rates and roles: 1970-01-01). */
+export const FIRST_DATE = '1970-01-01';
+export const LAST_DATE = '9999-12-31';
+
+/** Whether `text` is a real calendar date written YYYY-MM-DD. */
+function isCalendarDate(text: string): boolean {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
+  const parsed = new Date(`${text}T00:00:00Z`);
+  return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === text;
+}
+
+/** A calendar date, YYYY-MM-DD, from 1970-01-01 to 9999-12-31. */
+export const isoDate = () =>
+  z
+    .string()
+    .refine(isCalendarDate, 'must be a date written YYYY-MM-DD, e.g. 2026-11-20')
+    .refine((text) => text >= FIRST_DATE && text <= LAST_DATE, `must be between ${FIRST_DATE} and ${LAST_DATE}`);
+
+/** Whether an optional from/to pair is in order (a range check for superRefine). */
+export function checkDateRange(range: { from?: string; to?: string }, ctx: z.RefinementCtx): void {
+  if (range.from !== undefined && range.to !== undefined && range.from > range.to) {
+    ctx.addIssue({ code: 'custom', path: ['to'], message: 'must not be before from' });
+  }
+}
+
 /** A JSON number (never a string), finite, within bounds, with at most `decimals` digits after the point. */
 export const decimalNumber = (opts: { min: number; max: number; decimals?: number }) => {
   const base = z

@@ -18,7 +18,10 @@ import {
   projectMemberResponse,
   projectResponse,
   rateCardBody,
+  rateCardHistoryResponse,
+  rateCardQuery,
   rateCardResponse,
+  ratePreviewResponse,
   updateProjectBody,
 } from '../projects/projects.schemas';
 import { archivedTaskResponse, createTaskBody, taskResponse, updateTaskBody } from '../tasks/tasks.schemas';
@@ -150,14 +153,16 @@ const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/team-members/{id}', tag: 'Team members', role: 'viewer', summary: 'Read a team member', ok: { status: 200, schema: teamMemberResponse }, errors: read },
   { method: 'patch', path: '/api/team-members/{id}', tag: 'Team members', role: 'editor', summary: 'Change a team member', body: updateTeamMemberBody, example: { avatar_url: null }, ok: { status: 200, schema: teamMemberResponse }, errors: [...write, 409] },
 
-  { method: 'post', path: '/api/projects', tag: 'Projects', role: 'editor', summary: 'Create a project', body: createProjectBody, example: { name: 'Website relaunch', currency: 'EUR', budget: 50000 }, ok: { status: 201, schema: projectResponse }, errors: [...write, 409] },
+  { method: 'post', path: '/api/projects', tag: 'Projects', role: 'editor', summary: 'Create a project', body: createProjectBody, example: { name: 'Website relaunch', currency: 'EUR', budget: 50000, time_zone: 'Europe/Paris' }, ok: { status: 201, schema: projectResponse }, errors: [...write, 409] },
   { method: 'get', path: '/api/projects', tag: 'Projects', role: 'viewer', summary: 'List projects', ok: { status: 200, schema: z.array(projectResponse) }, errors: [401, 403] },
   { method: 'get', path: '/api/projects/{id}', tag: 'Projects', role: 'viewer', summary: 'Read a project', ok: { status: 200, schema: projectResponse }, errors: read },
-  { method: 'patch', path: '/api/projects/{id}', tag: 'Projects', role: 'editor', summary: 'Change a project (a currency change that strands finer amounts is a 409)', body: updateProjectBody, example: { budget: 60000 }, ok: { status: 200, schema: projectResponse }, errors: [...write, 409] },
-  { method: 'get', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'viewer', summary: 'The project\'s rates in force', ok: { status: 200, schema: rateCardResponse }, errors: read },
-  { method: 'put', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'admin', summary: 'Replace the project\'s rate card', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 95.5 }] }, ok: { status: 200, schema: rateCardResponse }, errors: write },
+  { method: 'patch', path: '/api/projects/{id}', tag: 'Projects', role: 'editor', summary: 'Change a project (a currency change that strands finer amounts is a 409; a time zone change re-dates every time log)', body: updateProjectBody, example: { budget: 60000 }, ok: { status: 200, schema: projectResponse }, errors: [...write, 409] },
+  { method: 'get', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'viewer', summary: 'The project\'s rates in force on a day (default today in its time zone)', query: rateCardQuery, ok: { status: 200, schema: rateCardResponse }, errors: read },
+  { method: 'get', path: '/api/projects/{id}/rate-card/history', tag: 'Projects', role: 'viewer', summary: 'Every rate-card entry, with the day it takes effect and when and by whom it was written', ok: { status: 200, schema: rateCardHistoryResponse }, errors: read },
+  { method: 'put', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'admin', summary: 'Set the rate card in force from effective_from on (default today): entries dated on or after it are replaced, earlier ones kept', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 95.5 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: rateCardResponse }, errors: write },
+  { method: 'post', path: '/api/projects/{id}/rate-card/preview', tag: 'Projects', role: 'admin', summary: 'Dry run of PUT /rate-card: the project totals and every changed task before and after, nothing written', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 99 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: ratePreviewResponse }, errors: write },
   { method: 'get', path: '/api/projects/{id}/members', tag: 'Projects', role: 'viewer', summary: 'Members of the project with their job roles', ok: { status: 200, schema: z.array(projectMemberResponse.omit({ project_id: true })) }, errors: read },
-  { method: 'put', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Add a member to the project (201) or change its job role (200)', body: projectMemberBody, example: { job_role_id: null }, ok: { status: 201, alsoStatus: 200, schema: projectMemberResponse }, errors: write },
+  { method: 'put', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Add a member to the project (201, its first role from the beginning) or change its job role from effective_from on (200)', body: projectMemberBody, example: { job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', effective_from: '2026-12-01' }, ok: { status: 201, alsoStatus: 200, schema: projectMemberResponse }, errors: write },
   { method: 'delete', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Remove a member from the project (409 while assigned to its tasks)', ok: { status: 200, schema: projectMemberResponse }, errors: [...read, 409] },
 
   { method: 'post', path: '/api/projects/{id}/tasks', tag: 'Tasks', role: 'editor', summary: 'Create a task', body: createTaskBody, example: { name: 'Checkout', estimated_hours: 10, fixed_cost: 0, assignee_ids: [], status: 'todo' }, ok: { status: 201, schema: taskResponse }, errors: write },

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { today } from '../clock';
+import { todayIn } from '../clock';
 import { prepared } from '../db/prepared';
 import { CALCULATOR_VERSION } from '../finance/calculator';
 
@@ -8,6 +8,8 @@ export type ProjectRow = {
   name: string;
   currency: string;
   budget: string | null;
+  /** The IANA time zone a log's day and "today" are taken in (CONTRACT section 3b rule 1). */
+  time_zone: string;
   created_at: Date;
   updated_at: Date;
   /** Bumped by every write to the project (lockProject); not part of any response. */
@@ -16,15 +18,15 @@ export type ProjectRow = {
   reset_revision: number;
 };
 
-const COLUMNS = ['id', 'name', 'currency', 'budget', 'created_at', 'updated_at', 'revision', 'reset_revision'];
+const COLUMNS = ['id', 'name', 'currency', 'budget', 'time_zone', 'created_at', 'updated_at', 'revision', 'reset_revision'];
 
-/** Rate-card rows all take effect from this date until dated rates are introduced. */
-export const RATE_EFFECTIVE_SINCE_ALWAYS = '1970-01-01';
+/** The beginning of time for dated rates and roles: a member's first role counts from it. */
+export const BEGINNING = '1970-01-01';
 
 export async function insertProject(
   db: Knex,
   teamId: string,
-  fields: { name: string; currency: string; budget: string | null },
+  fields: { name: string; currency: string; budget: string | null; time_zone: string },
 ): Promise<ProjectRow> {
   const [row] = await db('projects').insert({ team_id: teamId, ...fields }).returning(COLUMNS);
   // No tasks yet, so nothing to compute: its (empty) figures are current today (see finance/figures.ts).
@@ -32,7 +34,7 @@ export async function insertProject(
     team_id: teamId,
     project_id: row.id,
     revision: row.revision,
-    day: today(),
+    day: todayIn(row.time_zone),
     calculator_version: CALCULATOR_VERSION,
   });
   return row;
@@ -139,7 +141,7 @@ export async function updateProject(
   db: Knex,
   teamId: string,
   id: string,
-  fields: Partial<{ name: string; currency: string; budget: string | null }>,
+  fields: Partial<{ name: string; currency: string; budget: string | null; time_zone: string }>,
 ): Promise<ProjectRow> {
   const [row] = await db('projects')
     .where({ team_id: teamId, id })
@@ -163,81 +165,176 @@ export async function hasAmountsFinerThan(db: Knex, teamId: string, projectId: s
   return Boolean(result.rows[0]?.finer);
 }
 
-export type RateCardEntry = { job_role_id: string; job_role_name: string; hourly_rate: string };
+/** Whether PostgreSQL knows the IANA time zone `name` (by its exact name). */
+export async function isKnownTimeZone(db: Knex, name: string): Promise<boolean> {
+  const result = await db.raw('select exists (select 1 from pg_timezone_names where name = ?) as known', [name]);
+  return Boolean(result.rows[0]?.known);
+}
 
 /**
- * A `rate (job_role_id, hourly_rate)` CTE with each role's rate in force on :today in the project's
- * card (the latest row on or before it), for raw queries binding :teamId, :projectId and :today (the
- * service's clock, src/clock.ts, never the database server's current_date).
+ * Rebuilds the per-day running totals of a project's time logs, each log's day taken in the project's
+ * time zone now (after the zone changed). The caller holds the project's write lock.
  */
-export const RATES_IN_FORCE = `rate (job_role_id, hourly_rate) as (
-       select distinct on (job_role_id) job_role_id, hourly_rate from project_rate_cards
-       where team_id = :teamId and project_id = :projectId and effective_from <= cast(:today as date)
-       order by job_role_id, effective_from desc
-     )`;
+export async function rebuildDayTotals(db: Knex, teamId: string, projectId: string): Promise<void> {
+  await db('task_member_day_time').where({ team_id: teamId, project_id: projectId }).delete();
+  await db.raw(
+    `insert into task_member_day_time (team_id, project_id, task_id, team_member_id, day, total_seconds, log_count)
+     select l.team_id, t.project_id, l.task_id, l.team_member_id, (l.logged_at at time zone p.time_zone)::date, sum(l.seconds), count(*)
+     from tasks t
+     join projects p on p.team_id = t.team_id and p.id = t.project_id
+     join time_logs l on l.team_id = t.team_id and l.task_id = t.id
+     where t.team_id = :teamId and t.project_id = :projectId
+     group by l.team_id, t.project_id, l.task_id, l.team_member_id, (l.logged_at at time zone p.time_zone)::date`,
+    { teamId, projectId },
+  );
+}
 
-/** The rates in force on `today`, one per job role. */
-export async function currentRateCard(db: Knex, teamId: string, projectId: string, today: string): Promise<RateCardEntry[]> {
+export type RateCardEntry = { job_role_id: string; job_role_name: string; hourly_rate: string; effective_from: string };
+
+/** The rate card in force on `date`: each role's latest entry on or before it, when that entry has a rate. */
+export async function rateCardOn(db: Knex, teamId: string, projectId: string, date: string): Promise<RateCardEntry[]> {
   const result = await db.raw(
-    `with ${RATES_IN_FORCE}
-     select r.job_role_id, jr.name as job_role_name, r.hourly_rate
-     from rate r join job_roles jr on jr.team_id = :teamId and jr.id = r.job_role_id
-     order by r.job_role_id`,
-    { teamId, projectId, today },
+    `select r.job_role_id, jr.name as job_role_name, r.hourly_rate, r.effective_from::text as effective_from
+     from (
+       select distinct on (job_role_id) job_role_id, hourly_rate, effective_from from project_rate_cards
+       where team_id = :teamId and project_id = :projectId and effective_from <= cast(:date as date)
+       order by job_role_id, effective_from desc
+     ) r
+     join job_roles jr on jr.team_id = :teamId and jr.id = r.job_role_id
+     where r.hourly_rate is not null
+     order by jr.name, r.job_role_id`,
+    { teamId, projectId, date },
   );
   return result.rows;
 }
 
-export async function replaceRateCard(
+export type RateHistoryEntry = {
+  job_role_id: string;
+  job_role_name: string;
+  hourly_rate: string | null;
+  effective_from: string;
+  written_at: Date;
+  written_by: string | null;
+};
+
+/** Every entry of the project's rate card, by the day it takes effect, then role name. */
+export async function rateCardHistory(db: Knex, teamId: string, projectId: string): Promise<RateHistoryEntry[]> {
+  const result = await db.raw(
+    `select c.job_role_id, jr.name as job_role_name, c.hourly_rate, c.effective_from::text as effective_from, c.written_at, c.written_by
+     from project_rate_cards c join job_roles jr on jr.team_id = c.team_id and jr.id = c.job_role_id
+     where c.team_id = :teamId and c.project_id = :projectId
+     order by c.effective_from, jr.name, c.job_role_id`,
+    { teamId, projectId },
+  );
+  return result.rows;
+}
+
+/**
+ * Writes the card in force from `effectiveFrom` on (CONTRACT section 5): entries dated on or after it
+ * are replaced by one per listed role, and a role that had a rate before that day but is not listed
+ * gets a null entry (no rate from that day). Earlier entries are history and stay.
+ */
+export async function writeRateCard(
   db: Knex,
   teamId: string,
   projectId: string,
-  roles: readonly { job_role_id: string; hourly_rate: string }[],
+  roles: readonly { job_role_id: string; hourly_rate: string | null }[],
+  effectiveFrom: string,
+  writtenBy: string,
 ): Promise<void> {
-  await db('project_rate_cards').where({ team_id: teamId, project_id: projectId }).delete();
-  if (roles.length === 0) return;
-  await db('project_rate_cards').insert(
-    roles.map((r) => ({ team_id: teamId, project_id: projectId, effective_from: RATE_EFFECTIVE_SINCE_ALWAYS, ...r })),
+  await db('project_rate_cards')
+    .where({ team_id: teamId, project_id: projectId })
+    .andWhere('effective_from', '>=', effectiveFrom)
+    .delete();
+  const listed = new Set(roles.map((role) => role.job_role_id));
+  const before = await db.raw(
+    `select distinct on (job_role_id) job_role_id, hourly_rate from project_rate_cards
+     where team_id = :teamId and project_id = :projectId and effective_from < cast(:effectiveFrom as date)
+     order by job_role_id, effective_from desc`,
+    { teamId, projectId, effectiveFrom },
   );
+  const endings = (before.rows as { job_role_id: string; hourly_rate: string | null }[])
+    .filter((entry) => entry.hourly_rate !== null && !listed.has(entry.job_role_id))
+    .map((entry) => ({ job_role_id: entry.job_role_id, hourly_rate: null }));
+  const rows = [...roles, ...endings].map((role) => ({
+    team_id: teamId,
+    project_id: projectId,
+    effective_from: effectiveFrom,
+    written_by: writtenBy,
+    ...role,
+  }));
+  if (rows.length > 0) await db('project_rate_cards').insert(rows);
 }
 
 export type ProjectMemberEntry = {
   team_member_id: string;
   name: string;
+  /** The member's role today. */
   job_role_id: string | null;
   job_role_name: string | null;
+  /** Its role history, by the day each takes effect (the first from 1970-01-01: the beginning). */
+  roles: { job_role_id: string | null; job_role_name: string | null; effective_from: string }[];
 };
 
-export async function listProjectMembers(db: Knex, teamId: string, projectId: string, memberId?: string): Promise<ProjectMemberEntry[]> {
-  const query = db('project_members as pm')
-    .join('team_members as m', function joinMember() {
-      this.on('m.team_id', 'pm.team_id').andOn('m.id', 'pm.team_member_id');
-    })
-    .leftJoin('job_roles as jr', function joinRole() {
-      this.on('jr.team_id', 'pm.team_id').andOn('jr.id', 'pm.job_role_id');
-    })
-    .where({ 'pm.team_id': teamId, 'pm.project_id': projectId })
-    .select('pm.team_member_id', 'm.name', 'pm.job_role_id', 'jr.name as job_role_name')
-    .orderBy([{ column: 'm.name' }, { column: 'pm.team_member_id' }]);
-  return memberId ? query.andWhere('pm.team_member_id', memberId) : query;
+/** The project's members (or one), with their role today (`today`, in the project's zone) and their role history. */
+export async function listProjectMembers(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  today: string,
+  memberId?: string,
+): Promise<ProjectMemberEntry[]> {
+  const result = await db.raw(
+    `select pm.team_member_id, m.name,
+            (select coalesce(json_agg(json_build_object('job_role_id', r.job_role_id, 'job_role_name', jr.name,
+                                                        'effective_from', r.effective_from::text) order by r.effective_from), '[]')::text
+             from project_member_roles r left join job_roles jr on jr.team_id = r.team_id and jr.id = r.job_role_id
+             where r.team_id = pm.team_id and r.project_id = pm.project_id and r.team_member_id = pm.team_member_id) as roles_json
+     from project_members pm
+     join team_members m on m.team_id = pm.team_id and m.id = pm.team_member_id
+     where pm.team_id = :teamId and pm.project_id = :projectId
+       and (cast(:memberId as uuid) is null or pm.team_member_id = cast(:memberId as uuid))
+     order by m.name, pm.team_member_id`,
+    { teamId, projectId, memberId: memberId ?? null },
+  );
+  return (result.rows as { team_member_id: string; name: string; roles_json: string }[]).map((row) => {
+    const roles = JSON.parse(row.roles_json) as ProjectMemberEntry['roles'];
+    const current = roles.filter((entry) => entry.effective_from <= today).at(-1) ?? roles[0];
+    return {
+      team_member_id: row.team_member_id,
+      name: row.name,
+      job_role_id: current?.job_role_id ?? null,
+      job_role_name: current?.job_role_name ?? null,
+      roles,
+    };
+  });
 }
 
-/** Adds the member to the project or changes its role; true when it was added. */
-export async function upsertProjectMember(
+/**
+ * Adds the member to the project (its first role from the beginning) or changes its role from
+ * `effectiveFrom` on (entries dated on or after it are replaced); true when it was added.
+ */
+export async function setProjectMemberRole(
   db: Knex,
   teamId: string,
   projectId: string,
   memberId: string,
   jobRoleId: string | null,
+  effectiveFrom: string,
+  writtenBy: string,
 ): Promise<boolean> {
   const result = await db.raw(
-    `insert into project_members (team_id, project_id, team_member_id, job_role_id)
-     values (?, ?, ?, ?)
-     on conflict (team_id, project_id, team_member_id) do update set job_role_id = excluded.job_role_id
-     returning (xmax = 0) as inserted`,
-    [teamId, projectId, memberId, jobRoleId],
+    `insert into project_members (team_id, project_id, team_member_id) values (?, ?, ?)
+     on conflict (team_id, project_id, team_member_id) do nothing
+     returning true as inserted`,
+    [teamId, projectId, memberId],
   );
-  return Boolean(result.rows[0]?.inserted);
+  const added = result.rows.length > 0;
+  const from = added ? BEGINNING : effectiveFrom;
+  const key = { team_id: teamId, project_id: projectId, team_member_id: memberId };
+  await db('project_member_roles').where(key).andWhere('effective_from', '>=', from).delete();
+  await db('project_member_roles').insert({ ...key, effective_from: from, job_role_id: jobRoleId, written_by: writtenBy });
+  return added;
 }
 
 export async function deleteProjectMember(db: Knex, teamId: string, projectId: string, memberId: string): Promise<number> {

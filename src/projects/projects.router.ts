@@ -2,8 +2,9 @@ import { Router } from 'express';
 import type { Knex } from 'knex';
 import { actorOf, requireRole } from '../http/auth';
 import { sendSuccess } from '../http/respond';
-import { parseBody, parseId } from '../http/validate';
-import { createProjectBody, projectMemberBody, rateCardBody, updateProjectBody } from './projects.schemas';
+import { parseBody, parseId, parseQuery } from '../http/validate';
+import { previewRateCard } from '../finance/preview';
+import { createProjectBody, projectMemberBody, rateCardBody, rateCardQuery, updateProjectBody } from './projects.schemas';
 import * as service from './projects.service';
 
 export function projectsRouter(db: Knex): Router {
@@ -25,12 +26,22 @@ export function projectsRouter(db: Knex): Router {
   });
 
   router.get('/projects/:id/rate-card', async (req, res) => {
-    sendSuccess(res, await service.getRateCard(db, actorOf(req).teamId, parseId(req.params.id)));
+    const id = parseId(req.params.id);
+    const query = parseQuery(rateCardQuery, req.query);
+    sendSuccess(res, await service.getRateCard(db, actorOf(req).teamId, id, query.date));
+  });
+  router.get('/projects/:id/rate-card/history', async (req, res) => {
+    sendSuccess(res, await service.rateCardHistory(db, actorOf(req).teamId, parseId(req.params.id)));
   });
   router.put('/projects/:id/rate-card', requireRole('admin'), async (req, res) => {
     const id = parseId(req.params.id);
     const body = parseBody(rateCardBody, req.body);
-    sendSuccess(res, await service.replaceRateCard(db, actorOf(req).teamId, id, body));
+    sendSuccess(res, await service.replaceRateCard(db, actorOf(req), id, body));
+  });
+  router.post('/projects/:id/rate-card/preview', requireRole('admin'), async (req, res) => {
+    const id = parseId(req.params.id);
+    const body = parseBody(rateCardBody, req.body);
+    sendSuccess(res, await previewRateCard(db, actorOf(req), id, body));
   });
 
   router.get('/projects/:id/members', async (req, res) => {
@@ -40,7 +51,7 @@ export function projectsRouter(db: Knex): Router {
     const id = parseId(req.params.id);
     const memberId = parseId(req.params.team_member_id, 'team_member_id');
     const body = parseBody(projectMemberBody, req.body);
-    const { added, member } = await service.setProjectMember(db, actorOf(req).teamId, id, memberId, body.job_role_id);
+    const { added, member } = await service.setProjectMember(db, actorOf(req), id, memberId, body);
     sendSuccess(res, member, added ? 201 : 200);
   });
   router.delete('/projects/:id/members/:team_member_id', requireRole('admin'), async (req, res) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { decimalNumber, name, uuid } from '../http/validate';
+import { decimalNumber, isoDate, name, uuid } from '../http/validate';
 import { exactDecimal, id, timestamp } from '../openapi/common';
 
 export const MAX_AMOUNT = 1_000_000_000;
@@ -11,43 +11,111 @@ const currency = z
 // Decimals are checked against the project's currency by the service.
 const amount = () => decimalNumber({ min: 0, max: MAX_AMOUNT });
 
+// Checked against the zones the runtime and the database know by the service.
+const timeZone = z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters').describe('IANA time zone, e.g. Europe/Paris');
+
 export const createProjectBody = z
-  .object({ name: name(200), currency: currency.optional(), budget: amount().nullable().optional() })
+  .object({ name: name(200), currency: currency.optional(), budget: amount().nullable().optional(), time_zone: timeZone.optional() })
   .strict();
 
 export const updateProjectBody = z
-  .object({ name: name(200).optional(), currency: currency.optional(), budget: amount().nullable().optional() })
+  .object({ name: name(200).optional(), currency: currency.optional(), budget: amount().nullable().optional(), time_zone: timeZone.optional() })
   .strict();
+
+const effectiveFrom = () => isoDate().optional().describe('The day the change takes effect (YYYY-MM-DD; default today in the project\'s time zone)');
 
 export const rateCardBody = z
   .object({
     roles: z
-      .array(z.object({ job_role_id: uuid(), hourly_rate: amount() }).strict())
+      .array(z.object({ job_role_id: uuid(), hourly_rate: amount().nullable().describe('null: no rate from that day') }).strict())
       .max(1000, 'must have at most 1000 entries'),
+    effective_from: effectiveFrom(),
   })
   .strict();
 
-export const projectMemberBody = z.object({ job_role_id: uuid().nullable() }).strict();
+export type RateCardBody = z.infer<typeof rateCardBody>;
+
+export const rateCardQuery = z
+  .object({ date: isoDate().optional().describe('The day whose card to answer (YYYY-MM-DD; default today in the project\'s time zone)') })
+  .strict();
+
+export const projectMemberBody = z.object({ job_role_id: uuid().nullable(), effective_from: effectiveFrom() }).strict();
 
 export const projectResponse = z.object({
   id: id(),
   name: z.string(),
   currency: z.string(),
   budget: exactDecimal('Budget in the project currency').nullable(),
+  time_zone: z.string().describe('IANA time zone: a time log\'s day and "today" are taken in it'),
   created_at: timestamp(),
   updated_at: timestamp(),
 });
 
+const date = (what: string) => z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe(`${what} (YYYY-MM-DD)`);
+
 export const rateCardResponse = z.object({
   project_id: id(),
   currency: z.string(),
-  roles: z.array(z.object({ job_role_id: id(), job_role_name: z.string(), hourly_rate: exactDecimal('Rate per hour') })),
+  date: date('The day this card is in force on'),
+  roles: z.array(
+    z.object({
+      job_role_id: id(),
+      job_role_name: z.string(),
+      hourly_rate: exactDecimal('Rate per hour'),
+      effective_from: date('The day this rate took effect'),
+    }),
+  ),
+});
+
+export const rateCardHistoryResponse = z.object({
+  project_id: id(),
+  currency: z.string(),
+  entries: z.array(
+    z.object({
+      job_role_id: id(),
+      job_role_name: z.string(),
+      hourly_rate: exactDecimal('Rate per hour').nullable().describe('null: the role has no rate from that day'),
+      effective_from: date('The day the entry takes effect'),
+      written_at: timestamp(),
+      written_by: z.string().nullable().describe('Name of the token that wrote it (null for entries older than this history)'),
+    }),
+  ),
 });
 
 export const projectMemberResponse = z.object({
   project_id: id(),
   team_member_id: id(),
   name: z.string(),
-  job_role_id: id().nullable(),
+  job_role_id: id().nullable().describe('The member\'s job role today'),
   job_role_name: z.string().nullable(),
+  roles: z
+    .array(z.object({ job_role_id: id().nullable(), job_role_name: z.string().nullable(), effective_from: date('The day it takes effect') }))
+    .describe('The member\'s roles in the project by the day each takes effect; the first counts from the beginning (1970-01-01)'),
+});
+
+const money = (what: string) => exactDecimal(`${what}, in the project's currency`);
+const projectTotals = z.object({
+  estimated_hours: exactDecimal('Sum'),
+  logged_hours: exactDecimal('Sum'),
+  estimated_labor_cost: money('Sum'),
+  actual_labor_cost: money('Sum'),
+  fixed_cost: money('Sum'),
+  total_estimated_cost: money('Sum'),
+  total_actual_cost: money('Sum'),
+});
+const taskCosts = z.object({
+  estimated_labor_cost: money('The task\'s own'),
+  actual_labor_cost: money('The task\'s own'),
+  total_estimated_cost: money('The task\'s own'),
+  total_actual_cost: money('The task\'s own'),
+});
+
+export const ratePreviewResponse = z.object({
+  project_id: id(),
+  currency: z.string(),
+  effective_from: date('The day the previewed card would take effect'),
+  project_totals: z.object({ before: projectTotals, after: projectTotals }).describe('The unfiltered project list\'s totals before and after'),
+  tasks: z
+    .array(z.object({ id: id(), name: z.string(), before: taskCosts, after: taskCosts }))
+    .describe('Every task whose own figures (its breakdown) would change, in creation order'),
 });

@@ -4,13 +4,32 @@ import { isUniqueViolation } from '../db/errors';
 import { minorUnit, isSupportedCurrency, toDecimal } from '../finance/money';
 import { AppError, conflict, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
-import { today } from '../clock';
+import { todayIn } from '../clock';
+import type { Actor } from '../auth/roles';
 import { existingJobRoleIds } from '../job-roles/job-roles.repository';
 import { findTeamMember } from '../team-members/team-members.repository';
 import * as repo from './projects.repository';
-import { createProjectBody, rateCardBody, updateProjectBody } from './projects.schemas';
+import { RateCardBody, createProjectBody, projectMemberBody, updateProjectBody } from './projects.schemas';
 
 const DEFAULT_CURRENCY = 'USD';
+const DEFAULT_TIME_ZONE = 'UTC';
+
+/** Whether this runtime's Intl knows the zone (CONTRACT section 3b rule 1). */
+function intlKnows(timeZone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** A time zone both the runtime (dates of "today") and PostgreSQL (dates of time logs) know by that exact name. */
+async function checkTimeZone(db: Knex, timeZone: string): Promise<void> {
+  if (!intlKnows(timeZone) || !(await repo.isKnownTimeZone(db, timeZone))) {
+    throw fieldError('time_zone', `${timeZone} is not an IANA time zone this service knows, e.g. UTC or Europe/Paris`);
+  }
+}
 
 function checkCurrency(currency: string): void {
   if (!isSupportedCurrency(currency)) throw fieldError('currency', `${currency} is not a supported ISO 4217 currency`);
@@ -46,11 +65,13 @@ export function presentProject({ revision: _internal, reset_revision: _reset, ..
   return { ...project, budget: project.budget === null ? null : toDecimal(project.budget) };
 }
 
-async function presentRateCard(db: Knex, teamId: string, project: repo.ProjectRow) {
-  const roles = await repo.currentRateCard(db, teamId, project.id, today());
+/** The card in force on `date` (default today in the project's zone). */
+async function presentRateCard(db: Knex, teamId: string, project: repo.ProjectRow, date: string = todayIn(project.time_zone)) {
+  const roles = await repo.rateCardOn(db, teamId, project.id, date);
   return {
     project_id: project.id,
     currency: project.currency,
+    date,
     roles: roles.map((entry) => ({ ...entry, hourly_rate: toDecimal(entry.hourly_rate) })),
   };
 }
@@ -59,25 +80,30 @@ export async function createProject(db: Knex, teamId: string, body: z.infer<type
   const currency = body.currency ?? DEFAULT_CURRENCY;
   checkCurrency(currency);
   if (body.budget != null) checkAmountDecimals('budget', body.budget, currency);
+  const timeZone = body.time_zone ?? DEFAULT_TIME_ZONE;
+  await checkTimeZone(db, timeZone);
   const project = await repo
-    .insertProject(db, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null })
+    .insertProject(db, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null, time_zone: timeZone })
     .catch(duplicateName(body.name));
   return presentProject(project);
 }
 
 export async function updateProject(db: Knex, teamId: string, id: string, body: z.infer<typeof updateProjectBody>) {
   return db.transaction(async (trx) => {
-    // A new currency changes every rounded cost.
-    const project = await lockProjectForWrite(trx, teamId, id, body.currency !== undefined ? { kind: 'all' } : { kind: 'none' });
+    // A new currency changes every rounded cost; a new time zone every log's day and "today".
+    const everyTask = body.currency !== undefined || body.time_zone !== undefined;
+    const project = await lockProjectForWrite(trx, teamId, id, everyTask ? { kind: 'all' } : { kind: 'none' });
     const currency = body.currency ?? project.currency;
     if (body.currency !== undefined) checkCurrency(body.currency);
+    if (body.time_zone !== undefined) await checkTimeZone(trx, body.time_zone);
     if (body.budget != null) checkAmountDecimals('budget', body.budget, currency);
     if (currency !== project.currency && (await repo.hasAmountsFinerThan(trx, teamId, id, minorUnit(currency)))) {
       throw conflict('CONFLICT', `The project holds amounts with more decimals than ${currency} allows; change them first`);
     }
     const updated = await repo
-      .updateProject(trx, teamId, id, { name: body.name, currency: body.currency, budget: amountText(body.budget) })
+      .updateProject(trx, teamId, id, { name: body.name, currency: body.currency, budget: amountText(body.budget), time_zone: body.time_zone })
       .catch(duplicateName(body.name ?? project.name));
+    if (body.time_zone !== undefined && body.time_zone !== project.time_zone) await repo.rebuildDayTotals(trx, teamId, id);
     return presentProject(updated);
   });
 }
@@ -86,49 +112,78 @@ export async function listProjects(db: Knex, teamId: string) {
   return (await repo.listProjects(db, teamId)).map(presentProject);
 }
 
-export async function getRateCard(db: Knex, teamId: string, projectId: string) {
-  return presentRateCard(db, teamId, await getProject(db, teamId, projectId));
+export async function getRateCard(db: Knex, teamId: string, projectId: string, date?: string) {
+  return presentRateCard(db, teamId, await getProject(db, teamId, projectId), date);
 }
 
-export async function replaceRateCard(db: Knex, teamId: string, projectId: string, body: z.infer<typeof rateCardBody>) {
+export async function rateCardHistory(db: Knex, teamId: string, projectId: string) {
+  const project = await getProject(db, teamId, projectId);
+  const entries = await repo.rateCardHistory(db, teamId, projectId);
+  return {
+    project_id: project.id,
+    currency: project.currency,
+    entries: entries.map((entry) => ({ ...entry, hourly_rate: entry.hourly_rate === null ? null : toDecimal(entry.hourly_rate) })),
+  };
+}
+
+/**
+ * Validates a rate card against the project and writes it from its effective day on (the write of
+ * PUT /rate-card and of its preview, which rolls it back); answers that day. The caller decides the
+ * locking: the PUT holds the project's write lock, the preview does not.
+ */
+export async function applyRateCard(trx: Knex, actor: Actor, project: repo.ProjectRow, body: RateCardBody): Promise<string> {
+  const seen = new Set<string>();
+  body.roles.forEach((entry, index) => {
+    if (seen.has(entry.job_role_id)) throw fieldError(`roles.${index}.job_role_id`, 'appears more than once');
+    seen.add(entry.job_role_id);
+    if (entry.hourly_rate !== null) checkAmountDecimals(`roles.${index}.hourly_rate`, entry.hourly_rate, project.currency);
+  });
+  const known = await existingJobRoleIds(trx, actor.teamId, [...seen]);
+  const unknown = body.roles.flatMap((entry, index) =>
+    known.has(entry.job_role_id) ? [] : [{ path: `roles.${index}.job_role_id`, message: 'is not a job role of this team' }],
+  );
+  if (unknown.length) throw validationError('Unknown job roles in the rate card', unknown);
+  const effectiveFrom = body.effective_from ?? todayIn(project.time_zone);
+  await repo.writeRateCard(
+    trx,
+    actor.teamId,
+    project.id,
+    body.roles.map((entry) => ({
+      job_role_id: entry.job_role_id,
+      hourly_rate: entry.hourly_rate === null ? null : toDecimal(entry.hourly_rate).toFixed(),
+    })),
+    effectiveFrom,
+    actor.tokenName,
+  );
+  return effectiveFrom;
+}
+
+export async function replaceRateCard(db: Knex, actor: Actor, projectId: string, body: RateCardBody) {
   return db.transaction(async (trx) => {
-    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'all' });
-    const seen = new Set<string>();
-    body.roles.forEach((entry, index) => {
-      if (seen.has(entry.job_role_id)) throw fieldError(`roles.${index}.job_role_id`, 'appears more than once');
-      seen.add(entry.job_role_id);
-      checkAmountDecimals(`roles.${index}.hourly_rate`, entry.hourly_rate, project.currency);
-    });
-    const known = await existingJobRoleIds(trx, teamId, [...seen]);
-    const unknown = body.roles.flatMap((entry, index) =>
-      known.has(entry.job_role_id) ? [] : [{ path: `roles.${index}.job_role_id`, message: 'is not a job role of this team' }],
-    );
-    if (unknown.length) throw validationError('Unknown job roles in the rate card', unknown);
-    await repo.replaceRateCard(
-      trx,
-      teamId,
-      projectId,
-      body.roles.map((entry) => ({ job_role_id: entry.job_role_id, hourly_rate: toDecimal(entry.hourly_rate).toFixed() })),
-    );
-    return presentRateCard(trx, teamId, project);
+    const project = await lockProjectForWrite(trx, actor.teamId, projectId, { kind: 'all' });
+    const effectiveFrom = await applyRateCard(trx, actor, project, body);
+    return presentRateCard(trx, actor.teamId, project, effectiveFrom);
   });
 }
 
 export async function listProjectMembers(db: Knex, teamId: string, projectId: string) {
-  await getProject(db, teamId, projectId);
-  return repo.listProjectMembers(db, teamId, projectId);
+  const project = await getProject(db, teamId, projectId);
+  return repo.listProjectMembers(db, teamId, projectId, todayIn(project.time_zone));
 }
 
-export async function setProjectMember(db: Knex, teamId: string, projectId: string, memberId: string, jobRoleId: string | null) {
+export async function setProjectMember(db: Knex, actor: Actor, projectId: string, memberId: string, body: z.infer<typeof projectMemberBody>) {
+  const teamId = actor.teamId;
   return db.transaction(async (trx) => {
     // The member's role and rate in the project change in every task it takes part in.
-    await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId });
+    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId });
     if (!(await findTeamMember(trx, teamId, memberId))) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Team member');
+    const jobRoleId = body.job_role_id;
     if (jobRoleId && !(await existingJobRoleIds(trx, teamId, [jobRoleId])).has(jobRoleId)) {
       throw fieldError('job_role_id', 'is not a job role of this team');
     }
-    const added = await repo.upsertProjectMember(trx, teamId, projectId, memberId, jobRoleId);
-    const [entry] = await repo.listProjectMembers(trx, teamId, projectId, memberId);
+    const today = todayIn(project.time_zone);
+    const added = await repo.setProjectMemberRole(trx, teamId, projectId, memberId, jobRoleId, body.effective_from ?? today, actor.tokenName);
+    const [entry] = await repo.listProjectMembers(trx, teamId, projectId, today, memberId);
     return { added, member: { project_id: projectId, ...entry } };
   });
 }
@@ -137,8 +192,8 @@ export async function removeProjectMember(db: Knex, teamId: string, projectId: s
   return db.transaction(async (trx) => {
     // The project's lock serialises this with assignee changes, so no task gains the member meanwhile;
     // the tasks it logged time on lose its role and rate.
-    await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId });
-    const [entry] = await repo.listProjectMembers(trx, teamId, projectId, memberId);
+    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId });
+    const [entry] = await repo.listProjectMembers(trx, teamId, projectId, todayIn(project.time_zone), memberId);
     if (!entry) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Project member');
     const assigned = await repo.tasksAssignedTo(trx, teamId, projectId, memberId);
     if (assigned.length) {

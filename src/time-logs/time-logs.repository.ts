@@ -12,22 +12,42 @@ export type TimeLogRow = {
 
 const COLUMNS = ['id', 'task_id', 'team_member_id', 'seconds', 'logged_at', 'note', 'created_at'];
 
-/** Adds a new log's seconds to the running total of its task and member. */
-async function addToMemberTotal(db: Knex, teamId: string, taskId: string, memberId: string, seconds: number) {
+/** SQL: the day of a time_logs row `l` in the time zone of its project `p` (CONTRACT section 3b rule 1). */
+const LOG_DAY = '(l.logged_at at time zone p.time_zone)::date';
+
+/** Adds a new log's seconds to the running totals of its task and member: overall, and on the log's day. */
+async function addToMemberTotal(db: Knex, teamId: string, log: TimeLogRow) {
+  const bindings = { teamId, taskId: log.task_id, memberId: log.team_member_id, seconds: log.seconds, logId: log.id };
   await db.raw(
     `insert into task_member_time as tmt (team_id, project_id, task_id, team_member_id, total_seconds, log_count)
-     select t.team_id, t.project_id, t.id, ?, ?, 1 from tasks t where t.team_id = ? and t.id = ?
+     select t.team_id, t.project_id, t.id, :memberId, :seconds, 1 from tasks t where t.team_id = :teamId and t.id = :taskId
      on conflict (team_id, task_id, team_member_id) do update
        set total_seconds = tmt.total_seconds + excluded.total_seconds, log_count = tmt.log_count + 1`,
-    [memberId, seconds, teamId, taskId],
+    bindings,
+  );
+  await db.raw(
+    `insert into task_member_day_time as d (team_id, project_id, task_id, team_member_id, day, total_seconds, log_count)
+     select t.team_id, t.project_id, t.id, :memberId, ${LOG_DAY}, :seconds, 1
+     from time_logs l
+     join tasks t on t.team_id = l.team_id and t.id = l.task_id
+     join projects p on p.team_id = t.team_id and p.id = t.project_id
+     where l.team_id = :teamId and l.id = :logId
+     on conflict (team_id, task_id, team_member_id, day) do update
+       set total_seconds = d.total_seconds + excluded.total_seconds, log_count = d.log_count + 1`,
+    bindings,
   );
 }
 
-/** Takes a deleted log's seconds off the running total (which its insert created). */
-async function subtractFromMemberTotal(db: Knex, teamId: string, taskId: string, memberId: string, seconds: number) {
+/** Takes a deleted log's seconds off the running totals (which its insert created), the daily one of `day`. */
+async function subtractFromMemberTotal(db: Knex, teamId: string, log: TimeLogRow, day: string) {
   await db('task_member_time')
-    .where({ team_id: teamId, task_id: taskId, team_member_id: memberId })
-    .update({ total_seconds: db.raw('total_seconds - ?', [seconds]), log_count: db.raw('log_count - 1') });
+    .where({ team_id: teamId, task_id: log.task_id, team_member_id: log.team_member_id })
+    .update({ total_seconds: db.raw('total_seconds - ?', [log.seconds]), log_count: db.raw('log_count - 1') });
+  await db.raw(
+    `update task_member_day_time set total_seconds = total_seconds - :seconds, log_count = log_count - 1
+     where team_id = :teamId and task_id = :taskId and team_member_id = :memberId and day = cast(:day as date)`,
+    { teamId, taskId: log.task_id, memberId: log.team_member_id, seconds: log.seconds, day },
+  );
 }
 
 export async function insertTimeLog(
@@ -36,7 +56,7 @@ export async function insertTimeLog(
   log: { task_id: string; team_member_id: string; seconds: number; logged_at?: string; note?: string | null },
 ): Promise<TimeLogRow> {
   const [row] = await db('time_logs').insert({ team_id: teamId, ...log }).returning(COLUMNS);
-  await addToMemberTotal(db, teamId, log.task_id, log.team_member_id, log.seconds);
+  await addToMemberTotal(db, teamId, row);
   return row;
 }
 
@@ -45,8 +65,15 @@ export async function findTimeLog(db: Knex, teamId: string, id: string): Promise
 }
 
 export async function deleteTimeLog(db: Knex, teamId: string, id: string): Promise<TimeLogRow | undefined> {
+  const found = await db.raw(
+    `select ${LOG_DAY}::text as day from time_logs l
+     join tasks t on t.team_id = l.team_id and t.id = l.task_id
+     join projects p on p.team_id = t.team_id and p.id = t.project_id
+     where l.team_id = :teamId and l.id = :id`,
+    { teamId, id },
+  );
   const [row]: TimeLogRow[] = await db('time_logs').where({ team_id: teamId, id }).delete().returning(COLUMNS);
-  if (row) await subtractFromMemberTotal(db, teamId, row.task_id, row.team_member_id, row.seconds);
+  if (row) await subtractFromMemberTotal(db, teamId, row, found.rows[0].day);
   return row;
 }
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { secondsFromHours } from '../finance/money';
-import { decimalNumber, isoTimestamp, note, uuid } from '../http/validate';
+import { FIRST_DATE, decimalNumber, isoTimestamp, note, uuid } from '../http/validate';
 import { exactDecimal, id, timestamp } from '../openapi/common';
 
 /** One log covers at most 10,000 hours; that also keeps seconds well inside a 32-bit integer. */
@@ -19,7 +19,9 @@ export const createTimeLogBody = z
       .min(1, 'must be greater than 0')
       .max(MAX_LOG_HOURS * 3600, `must be at most ${MAX_LOG_HOURS * 3600}`)
       .optional(),
-    logged_at: isoTimestamp().optional(),
+    logged_at: isoTimestamp()
+      .refine((text) => Date.parse(text) >= Date.parse(`${FIRST_DATE}T00:00:00Z`), `must not be before ${FIRST_DATE}`)
+      .optional(),
     note: note().nullable().optional(),
   })
   .strict()

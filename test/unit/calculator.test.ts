@@ -10,8 +10,12 @@ import { Decimal } from '../../src/finance/money';
 const d = (v: string | number) => new Decimal(v);
 const ids = { ann: 'a0000000-0000-4000-8000-000000000001', ben: 'b0000000-0000-4000-8000-000000000002', cy: 'c0000000-0000-4000-8000-000000000003', zed: 'f0000000-0000-4000-8000-000000000009' };
 
-function member(over: Partial<MemberInput> & { teamMemberId: string; name: string }): MemberInput {
-  return { avatarUrl: null, jobRole: null, hourlyRate: null, isAssignee: true, loggedSeconds: 0, ...over };
+/** A member whose logged seconds (if any) all fall in one cost line, at its role and rate of today, on one day. */
+function member(over: Partial<MemberInput> & { teamMemberId: string; name: string; loggedSeconds?: number }): MemberInput {
+  const { loggedSeconds = 0, ...rest } = over;
+  const base = { avatarUrl: null, jobRole: null, hourlyRate: null, isAssignee: true, ...rest };
+  const line = { jobRole: base.jobRole, hourlyRate: base.hourlyRate ?? d(0), seconds: loggedSeconds, firstDay: '2026-11-20', lastDay: '2026-11-20' };
+  return { hasLoggedTime: loggedSeconds > 0, costLines: loggedSeconds > 0 ? [line] : [], ...base };
 }
 
 /** Decimal fields as text, so expectations read like the hand calculation. */
