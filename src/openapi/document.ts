@@ -75,12 +75,13 @@ const summaryExample = {
   estimated_hours: 10,
   logged_hours: 2.11,
   estimated_labor_cost: 835.17,
-  actual_labor_cost: 156.06,
+  actual_labor_cost: 153.31,
   fixed_cost: 99.99,
   total_estimated_cost: 935.16,
-  total_actual_cost: 256.05,
+  total_actual_cost: 253.3,
 };
-const member = (id: string, name: string, rate: number, est: number, logged: number, estCost: number, actCost: number) => ({
+type Line = { job_role: string; hourly_rate: number; logged_hours: number; actual_cost: number; first_day: string; last_day: string };
+const member = (id: string, name: string, rate: number, est: number, logged: number, estCost: number, actCost: number, lines: Line[]) => ({
   team_member_id: id,
   name,
   avatar_url: null,
@@ -89,17 +90,30 @@ const member = (id: string, name: string, rate: number, est: number, logged: num
   logged_hours: logged,
   estimated_cost: estCost,
   actual_cost: actCost,
+  cost_lines: lines,
 });
-const ann = member('a0000000-0000-4000-8000-000000000001', 'Ann', 100, 3.34, 1, 334, 100);
-const ben = member('b0000000-0000-4000-8000-000000000002', 'Ben', 100, 3.33, 0, 333, 0);
-const cy = member('c0000000-0000-4000-8000-000000000003', 'Cy', 50.5, 3.33, 1.11, 168.17, 56.06);
-/** Worked examples: 10 h over three assignees (3.34, 3.33, 3.33), Dev at 100/h, QA at 50.50/h. */
+const line = (job_role: string, hourly_rate: number, logged_hours: number, actual_cost: number, first_day: string, last_day: string) => ({
+  job_role,
+  hourly_rate,
+  logged_hours,
+  actual_cost,
+  first_day,
+  last_day,
+});
+const ann = member('a0000000-0000-4000-8000-000000000001', 'Ann', 100, 3.34, 1, 334, 100, [line('Dev', 100, 1, 100, '2026-11-20', '2026-11-20')]);
+const ben = member('b0000000-0000-4000-8000-000000000002', 'Ben', 100, 3.33, 0, 333, 0, []);
+// Cy logged 0.5 h at 45/h before the raise to 50.50/h on 2026-11-19, then 0.61 h after it.
+const cy = member('c0000000-0000-4000-8000-000000000003', 'Cy', 50.5, 3.33, 1.11, 168.17, 53.31, [
+  line('QA', 45, 0.5, 22.5, '2026-11-16', '2026-11-18'),
+  line('QA', 50.5, 0.61, 30.81, '2026-11-19', '2026-11-20'),
+]);
+/** Worked examples: 10 h over three assignees (3.34, 3.33, 3.33), Dev at 100/h, QA at 50.50/h (45/h until 2026-11-18). */
 const RESPONSE_EXAMPLES: Record<string, unknown> = {
   'get /api/project-finance/task/{id}/breakdown': {
     task: summaryExample,
     grouped_members: [
       { jobRole: 'Dev', estimated_hours: 6.67, logged_hours: 1, estimated_cost: 667, actual_cost: 100, members: [ann, ben] },
-      { jobRole: 'QA', estimated_hours: 3.33, logged_hours: 1.11, estimated_cost: 168.17, actual_cost: 56.06, members: [cy] },
+      { jobRole: 'QA', estimated_hours: 3.33, logged_hours: 1.11, estimated_cost: 168.17, actual_cost: 53.31, members: [cy] },
     ],
     members: [
       { ...ann, job_title_name: 'Dev' },
@@ -114,14 +128,14 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
         ...summaryExample,
         parent_task_id: null,
         sub_tasks_count: 0,
-        variance: 679.11,
+        variance: 681.86,
         status: 'doing',
         priority: 'high',
         phase: 'Build',
         assignees: [ann, ben, cy].map((m, i) => ({ team_member_id: m.team_member_id, name: m.name, avatar_url: null, job_title_name: i < 2 ? 'Dev' : 'QA', hourly_rate: m.hourly_rate })),
       },
     ],
-    totals: { estimated_hours: 10, logged_hours: 2.11, estimated_labor_cost: 835.17, actual_labor_cost: 156.06, fixed_cost: 99.99, total_estimated_cost: 935.16, total_actual_cost: 256.05, variance: 679.11 },
+    totals: { estimated_hours: 10, logged_hours: 2.11, estimated_labor_cost: 835.17, actual_labor_cost: 153.31, fixed_cost: 99.99, total_estimated_cost: 935.16, total_actual_cost: 253.3, variance: 681.86 },
   },
   'put /api/project-finance/task/{task_id}/fixed-cost': summaryExample,
   'get /api/job-roles': [{ id: EXAMPLE_ID, name: 'Engineer', created_at: '2026-11-20T09:30:00.000Z' }],
@@ -129,7 +143,7 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
     { id: ann.team_member_id, name: 'Ann', email: 'ann@example.com', avatar_url: null, created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
   ],
   'get /api/projects': [
-    { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
+    { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, time_zone: 'Europe/Paris', created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
   ],
   'get /api/session': { team: { id: '00000000-0000-4000-8000-000000000001', name: 'Default team' }, role: 'editor', token: { id: EXAMPLE_ID, name: 'finance screen' } },
   'get /api/tokens': [{ id: EXAMPLE_ID, name: 'ci', role: 'viewer', created_at: '2026-11-20T09:30:00.000Z', revoked_at: null }],

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { fieldError, notFound } from '../http/errors';
+import { nowIso } from '../clock';
 import { hoursFromSeconds, secondsFromHours } from '../finance/money';
 import { lockProjectForWrite } from '../projects/projects.service';
 import { lockTaskForWrite, requireTask } from '../tasks/tasks.service';
@@ -25,7 +26,8 @@ export async function createTimeLog(db: Knex, teamId: string, taskId: string, bo
       task_id: taskId,
       team_member_id: memberId,
       seconds: secondsOf(body),
-      logged_at: body.logged_at,
+      // Now by the service's clock (never the database server's), like every "today".
+      logged_at: body.logged_at ?? nowIso(),
       note: body.note ?? null,
     });
     return presentTimeLog(row);

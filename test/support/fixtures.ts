@@ -32,8 +32,14 @@ export async function createProject(api: Api, fields: { name?: string; currency?
   return res.body.body as { id: string; name: string; currency: string };
 }
 
-export async function setRateCard(api: Api, projectId: string, roles: { job_role_id: string; hourly_rate: number }[]) {
-  const res = await api.put(`/api/projects/${projectId}/rate-card`, { roles });
+/** Sets the project's rate card from `effectiveFrom` on (default: from the beginning, so it applies to every log). */
+export async function setRateCard(
+  api: Api,
+  projectId: string,
+  roles: { job_role_id: string; hourly_rate: number | null }[],
+  effectiveFrom = '1970-01-01',
+) {
+  const res = await api.put(`/api/projects/${projectId}/rate-card`, { roles, effective_from: effectiveFrom });
   expectStatus(res, 200, 'set rate card');
 }
 
@@ -60,7 +66,12 @@ export async function createTask(api: Api, projectId: string, fields: TaskFields
   return res.body.body as { id: string; name: string; finance_version: number };
 }
 
-export async function logTime(api: Api, taskId: string, memberId: string, amount: { seconds: number } | { hours: number }) {
+export async function logTime(
+  api: Api,
+  taskId: string,
+  memberId: string,
+  amount: ({ seconds: number } | { hours: number }) & { logged_at?: string },
+) {
   const res = await api.post(`/api/tasks/${taskId}/time-logs`, { team_member_id: memberId, ...amount });
   expectStatus(res, 201, 'log time');
   return res.body.body as { id: string; seconds: number };

@@ -74,9 +74,9 @@ describe('GET /api/project-finance/task/:id/breakdown', () => {
       fixed_cost: 99.99,
       assignee_ids: [m.cy.id, m.ben.id, m.ann.id],
     });
-    await logTime(h.api, task.id, m.ann.id, { seconds: 3600 });
-    await logTime(h.api, task.id, m.cy.id, { seconds: 2000 });
-    await logTime(h.api, task.id, m.cy.id, { seconds: 2000 });
+    await logTime(h.api, task.id, m.ann.id, { seconds: 3600, logged_at: '2026-11-20T09:30:00Z' });
+    await logTime(h.api, task.id, m.cy.id, { seconds: 2000, logged_at: '2026-11-18T16:00:00Z' });
+    await logTime(h.api, task.id, m.cy.id, { seconds: 2000, logged_at: '2026-11-19T08:00:00Z' });
 
     const res = await h.api.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200);
     expect(res.body.success).toBe(true);
@@ -98,9 +98,12 @@ describe('GET /api/project-finance/task/:id/breakdown', () => {
       total_actual_cost: 256.05,
     });
     expect(b.members).toEqual([
-      { team_member_id: m.ann.id, name: 'Ann', avatar_url: 'https://img.example.com/ann.png', hourly_rate: 100, job_title_name: 'Dev', estimated_hours: 3.34, logged_hours: 1, estimated_cost: 334, actual_cost: 100 },
-      { team_member_id: m.ben.id, name: 'Ben', avatar_url: null, hourly_rate: 100, job_title_name: 'Dev', estimated_hours: 3.33, logged_hours: 0, estimated_cost: 333, actual_cost: 0 },
-      { team_member_id: m.cy.id, name: 'Cy', avatar_url: null, hourly_rate: 50.5, job_title_name: 'QA', estimated_hours: 3.33, logged_hours: 1.11, estimated_cost: 168.17, actual_cost: 56.06 },
+      { team_member_id: m.ann.id, name: 'Ann', avatar_url: 'https://img.example.com/ann.png', hourly_rate: 100, job_title_name: 'Dev', estimated_hours: 3.34, logged_hours: 1, estimated_cost: 334, actual_cost: 100,
+        cost_lines: [{ job_role: 'Dev', hourly_rate: 100, logged_hours: 1, actual_cost: 100, first_day: '2026-11-20', last_day: '2026-11-20' }] },
+      { team_member_id: m.ben.id, name: 'Ben', avatar_url: null, hourly_rate: 100, job_title_name: 'Dev', estimated_hours: 3.33, logged_hours: 0, estimated_cost: 333, actual_cost: 0, cost_lines: [] },
+      // One rate all along: Cy's two logs (two days) make one line, 4000 s = 1.11 h.
+      { team_member_id: m.cy.id, name: 'Cy', avatar_url: null, hourly_rate: 50.5, job_title_name: 'QA', estimated_hours: 3.33, logged_hours: 1.11, estimated_cost: 168.17, actual_cost: 56.06,
+        cost_lines: [{ job_role: 'QA', hourly_rate: 50.5, logged_hours: 1.11, actual_cost: 56.06, first_day: '2026-11-18', last_day: '2026-11-19' }] },
     ]);
     expect(b.grouped_members.map((g) => [g.jobRole, g.estimated_hours, g.logged_hours, g.estimated_cost, g.actual_cost])).toEqual([
       ['Dev', 6.67, 1, 667, 100],

@@ -84,10 +84,17 @@ describe('projects, rate cards and project members', () => {
     const project = await createProject(h.api);
     const a = await createJobRole(h.api);
     const b = await createJobRole(h.api);
-    await h.api.put(`/api/projects/${project.id}/rate-card`, { roles: [{ job_role_id: a.id, hourly_rate: 10 }, { job_role_id: b.id, hourly_rate: 20.5 }] }).expect(200);
-    const replaced = await h.api.put(`/api/projects/${project.id}/rate-card`, { roles: [{ job_role_id: b.id, hourly_rate: 30 }] }).expect(200);
-    expect(replaced.body.body).toEqual({ project_id: project.id, currency: 'USD', roles: [{ job_role_id: b.id, job_role_name: b.name, hourly_rate: 30 }] });
-    expect((await h.api.get(`/api/projects/${project.id}/rate-card`).expect(200)).body.body).toEqual(replaced.body.body);
+    const day = '2026-06-01';
+    await h.api.put(`/api/projects/${project.id}/rate-card`, { roles: [{ job_role_id: a.id, hourly_rate: 10 }, { job_role_id: b.id, hourly_rate: 20.5 }], effective_from: day }).expect(200);
+    // A second card from the same day replaces the first: role a has no rate from that day on.
+    const replaced = await h.api.put(`/api/projects/${project.id}/rate-card`, { roles: [{ job_role_id: b.id, hourly_rate: 30 }], effective_from: day }).expect(200);
+    expect(replaced.body.body).toEqual({
+      project_id: project.id,
+      currency: 'USD',
+      date: day,
+      roles: [{ job_role_id: b.id, job_role_name: b.name, hourly_rate: 30, effective_from: day }],
+    });
+    expect((await h.api.get(`/api/projects/${project.id}/rate-card?date=${day}`).expect(200)).body.body).toEqual(replaced.body.body);
     const url = `/api/projects/${project.id}/rate-card`;
     await expectInvalid(h.api.put(url, { roles: [{ job_role_id: a.id, hourly_rate: 1.234 }] }), 'roles.0.hourly_rate');
     await expectInvalid(h.api.put(url, { roles: [{ job_role_id: a.id, hourly_rate: -5 }] }), 'roles.0.hourly_rate');
@@ -96,7 +103,10 @@ describe('projects, rate cards and project members', () => {
     await expectInvalid(h.api.put(url, { roles: [{ job_role_id: UNKNOWN, hourly_rate: 1 }] }), 'roles.0.job_role_id');
     await expectInvalid(h.api.put(url, { roles: [{ job_role_id: 'x', hourly_rate: 1 }] }), 'roles.0.job_role_id');
     await expectInvalid(h.api.put(url, {}), 'roles');
-    expect((await h.api.get(url).expect(200)).body.body).toEqual(replaced.body.body);
+    await expectInvalid(h.api.put(url, { roles: [], effective_from: '2026-02-30' }), 'effective_from');
+    await expectInvalid(h.api.put(url, { roles: [], effective_from: '1969-12-31' }), 'effective_from');
+    await expectInvalid(h.api.get(`${url}?date=tomorrow`), 'date');
+    expect((await h.api.get(`${url}?date=${day}`).expect(200)).body.body).toEqual(replaced.body.body);
     await h.api.put(`/api/projects/${UNKNOWN}/rate-card`, { roles: [] }).expect(404);
   });
 
