@@ -1,0 +1,159 @@
+import { randomUUID } from 'node:crypto';
+import knex, { Knex } from 'knex';
+import request from 'supertest';
+import { migrationSource } from '../../../migrations';
+import { createApp } from '../../../src/app';
+import { createDb, Db } from '../../../src/db/knex';
+import { migrateToLatest } from '../../../src/db/migrate';
+import { createLogger } from '../../../src/logger';
+import { createTeamWithAdmin } from '../../../src/teams/teams.service';
+import { backendFromEnv } from '../../support/backend';
+
+/*
+ * An upgrade from the previous release (migrations 001-003, undated rate cards and roles, no per-day
+ * totals) to dated costing (004): data written with the previous release's schema keeps every figure,
+ * now with cost lines, and its rate card and roles become history from the beginning (1970-01-01).
+ * Expected figures are worked out by hand below.
+ */
+const backend = backendFromEnv();
+let db: Db;
+let dropDatabase = async () => {};
+
+beforeAll(async () => {
+  if (backend.kind === 'postgres') {
+    const name = `pfs_upgrade_${randomUUID().replace(/-/g, '').slice(0, 12)}`;
+    const admin: Knex = knex({ client: 'pg', connection: backend.url, pool: { min: 0, max: 1 } });
+    await admin.raw(`create database ${name}`);
+    const url = new URL(backend.url);
+    url.pathname = `/${name}`;
+    db = createDb({ kind: 'postgres', url: url.toString() });
+    dropDatabase = async () => {
+      await admin.raw(`drop database if exists ${name} with (force)`);
+      await admin.destroy();
+    };
+  } else {
+    db = createDb({ kind: 'pglite' }); // in memory
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await db.destroy();
+  await dropDatabase();
+});
+
+it('keeps every figure of a database made by the previous release, and adds its cost lines', async () => {
+  // The previous release's schema: the first three migrations.
+  for (let i = 0; i < 3; i++) await db.migrate.up({ migrationSource });
+  const [, pending] = (await db.migrate.list({ migrationSource })) as [unknown, { file?: string; name?: string }[]];
+  expect(pending).toHaveLength(1);
+
+  const { team, token } = await createTeamWithAdmin(db, 'upgraded team');
+  const t = team.id;
+  const [dev] = await db('job_roles').insert({ team_id: t, name: 'Dev' }).returning('id');
+  const [qa] = await db('job_roles').insert({ team_id: t, name: 'QA' }).returning('id');
+  const [ann] = await db('team_members').insert({ team_id: t, name: 'Ann' }).returning('id');
+  const [bo] = await db('team_members').insert({ team_id: t, name: 'Bo' }).returning('id');
+  const [project] = await db('projects').insert({ team_id: t, name: 'Old project', currency: 'USD' }).returning('id');
+  const p = project.id;
+  // The previous release wrote every rate from 1970-01-01, and one role per member.
+  await db('project_rate_cards').insert([
+    { team_id: t, project_id: p, job_role_id: dev.id, hourly_rate: 100, effective_from: '1970-01-01' },
+    { team_id: t, project_id: p, job_role_id: qa.id, hourly_rate: 60, effective_from: '1970-01-01' },
+  ]);
+  await db('project_members').insert([
+    { team_id: t, project_id: p, team_member_id: ann.id, job_role_id: dev.id },
+    { team_id: t, project_id: p, team_member_id: bo.id, job_role_id: qa.id },
+  ]);
+  const [parent] = await db('tasks').insert({ team_id: t, project_id: p, name: 'Parent', estimated_hours: 10, fixed_cost: 50 }).returning('id');
+  const [child] = await db('tasks')
+    .insert({ team_id: t, project_id: p, name: 'Child', estimated_hours: 2, parent_task_id: parent.id })
+    .returning('id');
+  await db('task_assignees').insert([
+    { team_id: t, task_id: parent.id, team_member_id: ann.id },
+    { team_id: t, task_id: parent.id, team_member_id: bo.id },
+    { team_id: t, task_id: child.id, team_member_id: bo.id },
+  ]);
+  const logs = [
+    { task: parent.id, member: ann.id, seconds: 3600, at: '2026-03-01T09:00:00Z' },
+    { task: parent.id, member: ann.id, seconds: 1800, at: '2026-04-15T23:30:00Z' },
+    { task: parent.id, member: bo.id, seconds: 1800, at: '2026-05-02T10:00:00Z' },
+    { task: child.id, member: bo.id, seconds: 3600, at: '2026-05-03T10:00:00Z' },
+  ];
+  for (const log of logs) {
+    await db('time_logs').insert({ team_id: t, task_id: log.task, team_member_id: log.member, seconds: log.seconds, logged_at: log.at });
+  }
+  await db('task_member_time').insert([
+    { team_id: t, project_id: p, task_id: parent.id, team_member_id: ann.id, total_seconds: 5400, log_count: 2 },
+    { team_id: t, project_id: p, task_id: parent.id, team_member_id: bo.id, total_seconds: 1800, log_count: 1 },
+    { team_id: t, project_id: p, task_id: child.id, team_member_id: bo.id, total_seconds: 3600, log_count: 1 },
+  ]);
+
+  expect(await migrateToLatest(db)).toEqual(['20261124_004_dated_costing']);
+  const app = createApp({ db, logger: createLogger('silent'), tokenCacheSeconds: 3600, listCacheMb: 0 });
+  const get = async (path: string) => {
+    const res = await request(app).get(path).set('Authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
+    return res.body.body;
+  };
+
+  // Parent: 10 h over Ann and Bo, 5 h each. Ann (Dev, 100/h): 500.00 estimated; 5400 s = 1.5 h -> 150.00
+  // in one line (both logs at 100/h). Bo (QA, 60/h): 300.00 estimated; 0.5 h -> 30.00.
+  const breakdown = await get(`/api/project-finance/task/${parent.id}/breakdown`);
+  expect(breakdown.task).toMatchObject({
+    estimated_hours: 10,
+    logged_hours: 2,
+    estimated_labor_cost: 800,
+    actual_labor_cost: 180,
+    fixed_cost: 50,
+    total_estimated_cost: 850,
+    total_actual_cost: 230,
+  });
+  expect(breakdown.members).toEqual([
+    expect.objectContaining({
+      name: 'Ann',
+      job_title_name: 'Dev',
+      hourly_rate: 100,
+      estimated_cost: 500,
+      actual_cost: 150,
+      cost_lines: [{ job_role: 'Dev', hourly_rate: 100, logged_hours: 1.5, actual_cost: 150, first_day: '2026-03-01', last_day: '2026-04-15' }],
+    }),
+    expect.objectContaining({
+      name: 'Bo',
+      job_title_name: 'QA',
+      hourly_rate: 60,
+      estimated_cost: 300,
+      actual_cost: 30,
+      cost_lines: [{ job_role: 'QA', hourly_rate: 60, logged_hours: 0.5, actual_cost: 30, first_day: '2026-05-02', last_day: '2026-05-02' }],
+    }),
+  ]);
+
+  // The list's row of Parent adds Child: 2 h x 60 = 120.00 estimated, 1 h x 60 = 60.00 actual.
+  const list = await get(`/api/project-finance/project/${p}/tasks`);
+  expect(list.tasks).toEqual([
+    expect.objectContaining({
+      id: parent.id,
+      estimated_hours: 12,
+      logged_hours: 3,
+      estimated_labor_cost: 920,
+      actual_labor_cost: 240,
+      fixed_cost: 50,
+      total_estimated_cost: 970,
+      total_actual_cost: 290,
+      variance: 680,
+      sub_tasks_count: 1,
+    }),
+  ]);
+
+  // The card and the roles are history from the beginning; the project is in UTC.
+  expect(await get(`/api/projects/${p}`)).toMatchObject({ time_zone: 'UTC' });
+  const history = await get(`/api/projects/${p}/rate-card/history`);
+  expect(history.entries.map((e: { job_role_name: string; hourly_rate: number; effective_from: string; written_by: string | null }) => [e.job_role_name, e.hourly_rate, e.effective_from, e.written_by])).toEqual([
+    ['Dev', 100, '1970-01-01', null],
+    ['QA', 60, '1970-01-01', null],
+  ]);
+  const members = await get(`/api/projects/${p}/members`);
+  expect(members.map((m: { name: string; job_role_name: string; roles: unknown[] }) => [m.name, m.job_role_name, m.roles])).toEqual([
+    ['Ann', 'Dev', [{ job_role_id: dev.id, job_role_name: 'Dev', effective_from: '1970-01-01' }]],
+    ['Bo', 'QA', [{ job_role_id: qa.id, job_role_name: 'QA', effective_from: '1970-01-01' }]],
+  ]);
+});
