@@ -32,7 +32,7 @@ beforeAll(async () => {
       await admin.destroy();
     };
   } else {
-    db = createDb({ kind: 'pglite' }); // in memory
+    db = createDb({ kind: 'pglite', dataDir: undefined }); // in memory
   }
 }, 120_000);
 
