@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { groupBy } from '../group-by';
-import { toJson } from '../http/respond';
+import { toJson } from '../json';
 import { nowIso } from '../clock';
 import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance } from './calculator';
 import { toDecimal } from './money';
