@@ -1,6 +1,8 @@
 import { createApp } from '../../../src/app';
 import { listenForRevocations, RevocationListener } from '../../../src/auth/revocation-listener';
 import { createTokenCache } from '../../../src/auth/token-cache';
+import { upsertAdminToken } from '../../../src/auth/tokens.repository';
+import { hashSecret } from '../../../src/auth/tokens.service';
 import { createLogger } from '../../../src/logger';
 import { backendFromEnv } from '../../support/backend';
 import { Api, Harness, startHarness } from '../../support/harness';
@@ -64,6 +66,22 @@ describeOnServer('token revocation across instances', () => {
       if (status === 200) await new Promise((r) => setTimeout(r, 5));
     }
     expect(status).toBe(401);
+  });
+
+  it('drops B\'s cached role when a start-up with ADMIN_TOKEN makes an existing token an admin (upsertAdminToken)', async () => {
+    const token = await viewerToken('promoted by ADMIN_TOKEN');
+    const onB = new Api(appB, token.secret);
+    expect((await onB.get('/api/session').expect(200)).body.body.role).toBe('viewer');
+    expect((await onB.get('/api/session').expect(200)).body.body.role).toBe('viewer'); // from B's cache
+    // What bootstrap.ts does when ADMIN_TOKEN holds this secret, from another instance.
+    await upsertAdminToken(h.db, h.teamId, 'ADMIN_TOKEN', hashSecret(token.secret));
+    // B trusts its cache for an hour: only the notification can make it see the new role.
+    let role = 'viewer';
+    while (role === 'viewer') {
+      role = (await onB.get('/api/session').expect(200)).body.body.role;
+      if (role === 'viewer') await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(role).toBe('admin');
   });
 
   it('does not serve from the cache while the listener is down', async () => {
