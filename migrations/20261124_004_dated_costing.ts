@@ -12,12 +12,23 @@ import type { Knex } from 'knex';
  *   - task_member_day_time: logged seconds per task, member and day (the log's date in the project's
  *     zone), kept in the transaction of every log insert or delete beside task_member_time, so a cost
  *     line is a sum over days, never over the logs themselves.
+ * And marks without a hot row (src/finance/figures.ts): a write that changes only some tasks' own
+ * figures (a time log, a fixed cost) no longer bumps its project's revision, so marks are told apart by
+ * a sequence number (stale_tasks.seq) and a refresh removes exactly the marks it read; each refresh
+ * bumps project_figures.generation, which the list cache keys on.
  * Existing projects' figures keep their stamps: the calculator version changes (cost lines are new in
  * the stored breakdowns), so start-up recomputes them with the same figures plus their cost lines.
  */
 export const BEGINNING = '1970-01-01';
 
 export async function up(knex: Knex): Promise<void> {
+  await knex.raw('delete from stale_tasks');
+  await knex.raw('alter table stale_tasks drop constraint stale_tasks_pkey');
+  await knex.raw('alter table stale_tasks add column seq bigint generated always as identity');
+  await knex.raw('alter table stale_tasks add primary key (team_id, project_id, seq)');
+  await knex.schema.alterTable('project_figures', (t) => {
+    t.bigInteger('generation').notNullable().defaultTo(0);
+  });
   await knex.schema.alterTable('projects', (t) => {
     t.text('time_zone').notNullable().defaultTo('UTC');
   });
@@ -77,6 +88,13 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.raw('delete from stale_tasks');
+  await knex.raw('alter table stale_tasks drop constraint stale_tasks_pkey');
+  await knex.raw('alter table stale_tasks drop column seq');
+  await knex.raw('alter table stale_tasks add primary key (team_id, project_id, task_id, revision)');
+  await knex.schema.alterTable('project_figures', (t) => {
+    t.dropColumn('generation');
+  });
   await knex.schema.dropTableIfExists('task_member_day_time');
   await knex.schema.alterTable('project_members', (t) => {
     t.uuid('job_role_id');

@@ -8,30 +8,34 @@ import { refreshTaskLabor } from './labor';
  * How the stored figures stay current (README, "How the figures stay current").
  *
  * Writes never recompute anything. Every write to a project takes its lock through one helper
- * (projects.repository's lockProject, or lockTeamProjects for a member's name or avatar), which bumps
- * the project's revision and records what the write may change: some tasks (stale_tasks, with the
- * write's revision), or every task (projects.reset_revision).
+ * (projects.repository's lockProject, or lockTeamProjects for a member's name or avatar), which
+ * records what the write may change: some tasks (a row per write and task in stale_tasks, told apart
+ * by a sequence number), or every task (projects.reset_revision). Writes that change the tree or the
+ * project also bump the project's revision; writes to some tasks' own figures (time logs, fixed costs)
+ * only mark them, so no row is updated by every write.
  *
- * A project's stored figures carry a stamp (project_figures): the revision, the day (rates in force)
- * and the calculator version they were computed under. Every read checks the stamp in the statement
- * that reads the figures (FIGURES_CURRENT), so the check and the figures come from one snapshot. A
- * read that finds the stamp out of date calls bringCurrent, then reads again; a breakdown computes
- * its one task on the fly instead.
+ * A project's stored figures carry a stamp (project_figures): the revision, the day (rates and roles
+ * in force) and the calculator version they were computed under; they are current when the stamp
+ * matches and no mark is left. Every read checks that in the statement that reads the figures
+ * (FIGURES_CURRENT), so the check and the figures come from one snapshot. A read that finds them out
+ * of date calls bringCurrent, then reads again; a breakdown computes its one task on the fly instead.
  *
  * bringCurrent runs once per project at a time: concurrent requests of one instance share it, and
  * instances queue on a transaction-scoped advisory lock, then find the stamp current. It never blocks
- * writes: it stamps with the revision it read first, and removes only the marks up to it, so a write
- * committing meanwhile leaves its marks and a newer revision, and the next read refreshes again.
+ * writes: it reads the marks first, stamps with the revision it read first, and removes exactly the
+ * marks it read, so a write committing meanwhile leaves its marks (and maybe a newer revision), and
+ * the next read refreshes again. Each refresh bumps the stamp's generation, which the list cache keys on.
  */
 
 /**
  * SQL: whether the stamp of the stored figures of project `alias` (a projects row) is current: its
  * revision, today in its time zone by the service clock's instant :now, and :calculatorVersion.
  */
-export const stampCurrentOf = (alias: string) => `exists (
+export const stampCurrentOf = (alias: string) => `(exists (
        select 1 from project_figures cf
        where cf.team_id = ${alias}.team_id and cf.project_id = ${alias}.id and cf.revision = ${alias}.revision
-         and cf.day = ${todayOf(alias)} and cf.calculator_version = cast(:calculatorVersion as integer))`;
+         and cf.day = ${todayOf(alias)} and cf.calculator_version = cast(:calculatorVersion as integer))
+     and not exists (select 1 from stale_tasks sm where sm.team_id = ${alias}.team_id and sm.project_id = ${alias}.id))`;
 
 /** SQL: whether the stamp of :projectId's stored figures is current (see stampCurrentOf). */
 export const FIGURES_CURRENT = `exists (
@@ -63,17 +67,24 @@ async function needsFullRefresh(db: Knex, project: ProjectRow, stamp: Stamp | un
   return stamp.day !== today && (await ratesChangedBetween(db, teamId, project.id, stamp.day, today));
 }
 
-/** The tasks marked by writes up to `revision`, and the live tasks that have no stored figures yet. */
-async function staleTaskIds(db: Knex, teamId: string, projectId: string, revision: number): Promise<string[]> {
+/** The marks committed so far: each mark's sequence number and task. */
+async function readMarks(db: Knex, teamId: string, projectId: string): Promise<{ seq: string; task_id: string }[]> {
+  const result = await db.raw('select seq::text as seq, task_id from stale_tasks where team_id = :teamId and project_id = :projectId', {
+    teamId,
+    projectId,
+  });
+  return result.rows;
+}
+
+/** The live tasks that have no stored figures yet (after a migration, or rows removed by hand). */
+async function tasksWithoutFigures(db: Knex, teamId: string, projectId: string): Promise<string[]> {
   const result = await db.raw(
-    `select task_id from stale_tasks where team_id = :teamId and project_id = :projectId and revision <= :revision
-     union
-     select t.id from tasks t
+    `select t.id from tasks t
      where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null
        and not exists (select 1 from task_labor l where l.team_id = t.team_id and l.task_id = t.id)`,
-    { teamId, projectId, revision },
+    { teamId, projectId },
   );
-  return (result.rows as { task_id: string }[]).map((row) => row.task_id);
+  return (result.rows as { id: string }[]).map((row) => row.id);
 }
 
 /** Today in the project's time zone at the instant `now`, as PostgreSQL's stamp check takes it. */
@@ -96,17 +107,32 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
     .where({ team_id: teamId, project_id: projectId })
     .first('revision', 'day', 'calculator_version');
   const revision = Number(project.revision);
-  if (stamp && Number(stamp.revision) === revision && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION) return;
+  // The marks first: every mark read has its write's changes committed, so the recomputation below sees them.
+  const marks = await readMarks(trx, teamId, projectId);
+  const stampCurrent = stamp && Number(stamp.revision) === revision && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION;
+  if (stampCurrent && marks.length === 0) return;
   if (await needsFullRefresh(trx, project, stamp, today, teamId)) {
     await refreshTaskLabor(trx, teamId, project, 'all', now);
   } else {
-    await refreshTaskLabor(trx, teamId, project, await staleTaskIds(trx, teamId, projectId, revision), now);
+    const taskIds = new Set([...marks.map((mark) => mark.task_id), ...(await tasksWithoutFigures(trx, teamId, projectId))]);
+    await refreshTaskLabor(trx, teamId, project, [...taskIds], now);
   }
-  await trx('stale_tasks').where({ team_id: teamId, project_id: projectId }).andWhere('revision', '<=', revision).delete();
+  if (marks.length > 0) {
+    await trx.raw('delete from stale_tasks where team_id = :teamId and project_id = :projectId and seq = any(string_to_array(:seqs, \',\')::bigint[])', {
+      teamId,
+      projectId,
+      seqs: marks.map((mark) => mark.seq).join(','),
+    });
+  }
   await trx('project_figures')
-    .insert({ team_id: teamId, project_id: projectId, revision, day: today, calculator_version: CALCULATOR_VERSION })
+    .insert({ team_id: teamId, project_id: projectId, revision, day: today, calculator_version: CALCULATOR_VERSION, generation: 1 })
     .onConflict(['team_id', 'project_id'])
-    .merge(['revision', 'day', 'calculator_version']);
+    .merge({
+      revision,
+      day: today,
+      calculator_version: CALCULATOR_VERSION,
+      generation: trx.raw('project_figures.generation + 1'),
+    });
 }
 
 /** Refreshes running, per connection pool (an instance; tests run two in one process) and project. */

@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { prepared } from '../db/prepared';
 import { todayOf } from '../clock';
+import type { ProjectRow } from '../projects/projects.repository';
 import { FIGURES_CURRENT, stampBindings, stampCurrentOf } from './figures';
 
 /*
@@ -183,6 +184,29 @@ export async function participantsInScope(
   );
   const result = await named(statement, scope, 'finance_participants');
   return result.rows;
+}
+
+/**
+ * A project with the version of its stored figures the list cache keys on: its revision and the
+ * stamp's generation while its figures are current at `now` (figures.ts), else null (a list read now
+ * brings them current first, and is not cached under an older version).
+ */
+export async function findListedProject(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  now: string,
+): Promise<(ProjectRow & { figures_version: string | null }) | undefined> {
+  const statement = db.raw(
+    `select p.id, p.name, p.currency, p.budget, p.time_zone, p.created_at, p.updated_at, p.revision, p.reset_revision,
+            case when ${stampCurrentOf('p')} then
+              p.revision::text || '.' || (select f.generation from project_figures f where f.team_id = p.team_id and f.project_id = p.id)::text
+            end as figures_version
+     from projects p where p.team_id = :teamId and p.id = :projectId`,
+    { teamId, projectId, ...stampBindings(now) },
+  );
+  const result = await prepared(statement, 'finance_listed_project');
+  return result.rows[0];
 }
 
 /** Row shape: a task's summary figures (exact numeric text) and its stored breakdown parts. */

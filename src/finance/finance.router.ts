@@ -1,9 +1,10 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
-import { todayIn } from '../clock';
+import { nowIso, todayIn } from '../clock';
+import { notFound } from '../http/errors';
+import { findListedProject } from './finance.repository';
 import { actorOf } from '../http/auth';
 import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/respond';
-import { getProject } from '../projects/projects.service';
 import type { Limiter } from '../limiter';
 import type { ListCache } from './list-cache';
 import { parseBody, parseId, parseQuery } from '../http/validate';
@@ -25,7 +26,8 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter):
     const projectId = parseId(req.params.project_id, 'project_id');
     const query = parseQuery(projectTasksQuery, req.query);
     const teamId = actorOf(req).teamId;
-    const project = await getProject(db, teamId, projectId);
+    const project = await findListedProject(db, teamId, projectId, nowIso());
+    if (!project) throw notFound('PROJECT_NOT_FOUND', 'Project');
     // Figures depend on the day (rates and roles in force), and a list read at one revision on one day stays right.
     const key = [
       teamId,
@@ -37,10 +39,12 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter):
       query.from ?? '',
       query.to ?? '',
     ].join('|');
-    let body = listCache.get(key, project.revision);
+    const version = project.figures_version;
+    let body = version === null ? undefined : listCache.get(key, version);
     if (!body) {
       body = await renders.run(async () => jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query))));
-      listCache.set(key, project.revision, body);
+      // Rendered from figures at least as new as `version`; with none (figures out of date), not kept.
+      if (version !== null) listCache.set(key, version, body);
     }
     sendJsonBytes(res, 200, body);
   });

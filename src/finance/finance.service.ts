@@ -96,7 +96,7 @@ export const etagOf = (version: number) => `"${version}"`;
 
 export async function updateFixedCost(db: Knex, actor: Actor, taskId: string, fixedCost: number, ifMatch: string | undefined) {
   return db.transaction(async (trx) => {
-    const { task } = await lockTaskForWrite(trx, actor.teamId, taskId);
+    const { task } = await lockTaskForWrite(trx, actor.teamId, taskId, true);
     checkAmountDecimals('fixed_cost', fixedCost, task.currency);
     if (!matchesIfMatch(ifMatch, task.finance_version)) {
       throw new AppError(412, 'PRECONDITION_FAILED', `If-Match does not match the task's current version ${etagOf(task.finance_version)}`);

@@ -43,40 +43,48 @@ export async function insertProject(
 /**
  * What a write may change in a project's derived figures, recorded by lockProject in the write's own
  * transaction (src/finance/figures.ts reads it back):
+ *   - 'task-figures': only those tasks' own figures (a time log, a fixed cost), not the tree: the write
+ *     takes the project's lock shared, so such writes to one project run side by side;
  *   - 'tasks': those tasks' own inputs or place (each is marked, with the parent it has now, so a move
- *     or an archive also recomputes the old parent's roll-ups);
+ *     or an archive also recomputes the old parent's roll-ups); a new task is named by the id it will get;
  *   - 'member': the inputs of every task the member takes part in (assigned or with logged time);
- *   - 'all': the inputs of every task (the rate card, the currency);
- *   - 'none': nothing a stored figure depends on, or only tasks that have no stored figures yet (a new
- *     task: a refresh computes every task without a stored row).
+ *   - 'all': the inputs of every task (the rate card, the currency, the time zone);
+ *   - 'none': nothing a stored figure depends on.
  */
 export type Invalidation =
   | { kind: 'none' }
   | { kind: 'all' }
+  | { kind: 'task-figures'; taskIds: readonly string[] }
   | { kind: 'tasks'; taskIds: readonly string[] }
   | { kind: 'member'; memberId: string };
 
 /**
- * Marks tasks stale at their project's current revision: the tasks whose ids `ids` (SQL) selects, of
- * the project (or of the team). Read after the locks, so no concurrent change is missed.
+ * Marks tasks stale (one row per write and task, told apart by a sequence number): the tasks whose ids
+ * `ids` (SQL) selects, of the project (or of every project of the team). Run after the locks are taken,
+ * so no concurrent change is missed.
  */
 async function markStale(db: Knex, teamId: string, projectId: string | 'team', ids: string, bindings: Record<string, string>) {
   await db.raw(
     `insert into stale_tasks (team_id, project_id, task_id, revision)
-     select t.team_id, t.project_id, t.id, p.revision
-     from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
-     where t.team_id = :teamId and t.id in (${ids})
-       and (cast(:projectId as uuid) is null or t.project_id = cast(:projectId as uuid))
-     on conflict do nothing`,
+     select p.team_id, p.id, marked.id, p.revision
+     from (${ids}) as marked (id)
+     join tasks t on t.team_id = :teamId and t.id = marked.id
+     join projects p on p.team_id = t.team_id and p.id = t.project_id
+     where cast(:projectId as uuid) is null or p.id = cast(:projectId as uuid)`,
     { teamId, projectId: projectId === 'team' ? null : projectId, ...bindings },
   );
 }
 
-/** The tasks and their parents now (a move or an archive changes the old parent's roll-ups). */
-const TASKS_AND_PARENTS = `select unnest(string_to_array(:ids, ',')::uuid[])
-  union
-  select c.parent_task_id from tasks c
-  where c.team_id = :teamId and c.id = any(string_to_array(:ids, ',')::uuid[]) and c.parent_task_id is not null`;
+/** Marks tasks of one project by id, existing or about to be inserted (a new task's id is chosen before its insert). */
+async function markTasks(db: Knex, teamId: string, projectId: string, taskIds: readonly string[]) {
+  await db.raw(
+    `insert into stale_tasks (team_id, project_id, task_id, revision)
+     select p.team_id, p.id, marked.id, p.revision
+     from projects p cross join unnest(string_to_array(:ids, ',')::uuid[]) as marked (id)
+     where p.team_id = :teamId and p.id = :projectId`,
+    { teamId, projectId, ids: taskIds.join(',') },
+  );
+}
 
 /** The tasks a member takes part in: assigned, or with logged time (both looked up by member). */
 const TASKS_OF_MEMBER = `select a.task_id from task_assignees a where a.team_id = :teamId and a.team_member_id = :memberId
@@ -84,8 +92,15 @@ const TASKS_OF_MEMBER = `select a.task_id from task_assignees a where a.team_id 
   select x.task_id from task_member_time x where x.team_id = :teamId and x.team_member_id = :memberId and x.total_seconds > 0`;
 
 async function recordInvalidation(db: Knex, teamId: string, projectId: string | 'team', change: Invalidation): Promise<void> {
-  if (change.kind === 'tasks' && change.taskIds.length > 0) {
-    await markStale(db, teamId, projectId, TASKS_AND_PARENTS, { ids: change.taskIds.join(',') });
+  if (change.kind === 'task-figures' && change.taskIds.length > 0 && projectId !== 'team') {
+    await markTasks(db, teamId, projectId, change.taskIds);
+  } else if (change.kind === 'tasks' && change.taskIds.length > 0 && projectId !== 'team') {
+    // Marked by id (a new task does not exist yet), then the parents the existing ones have now.
+    await markTasks(db, teamId, projectId, change.taskIds);
+    await markStale(db, teamId, projectId, `select c.parent_task_id from tasks c
+      where c.team_id = :teamId and c.id = any(string_to_array(:ids, ',')::uuid[]) and c.parent_task_id is not null`, {
+      ids: change.taskIds.join(','),
+    });
   } else if (change.kind === 'member') {
     await markStale(db, teamId, projectId, TASKS_OF_MEMBER, { memberId: change.memberId });
   }
@@ -93,12 +108,19 @@ async function recordInvalidation(db: Knex, teamId: string, projectId: string | 
 
 /**
  * The one helper that takes a project's write lock: every write to a project (its own fields, its
- * tasks and their figures, its rate card and members) calls it first. It bumps the project's revision
- * (so writes to one project are serialised, and every stored or cached figure stamped with an older
- * revision is known out of date) and records what the write may change (`change`), in the write's
- * own transaction.
+ * tasks and their figures, its rate card and members) calls it first, and it records what the write
+ * may change (`change`) in the write's own transaction. A write to some tasks' own figures
+ * ('task-figures': time logs, fixed costs) takes the project's row shared and only marks those tasks,
+ * so it updates no row every such write must update; every other write takes the row exclusively and
+ * bumps the project's revision (its writes are serialised, and figures stamped with an older revision
+ * are known out of date).
  */
 export async function lockProject(db: Knex, teamId: string, id: string, change: Invalidation): Promise<ProjectRow | undefined> {
+  if (change.kind === 'task-figures') {
+    const row = await prepared(db('projects').where({ team_id: teamId, id }).forShare().first(COLUMNS), 'lock_project_shared');
+    if (row) await recordInvalidation(db, teamId, id, change);
+    return row;
+  }
   const [row] = await prepared(
     db('projects')
       .where({ team_id: teamId, id })
@@ -116,7 +138,7 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
 /**
  * The write lock of every project of the team, for a change to a member that shows in figures (its
  * name or avatar): taken in id order, then the member's tasks are found and marked, so an assignment
- * or time log committed meanwhile is never missed (its write held its project's lock).
+ * or time log committed meanwhile is never missed (its write held its project's lock, shared or not).
  */
 export async function lockTeamProjects(db: Knex, teamId: string, change: Extract<Invalidation, { kind: 'member' }>): Promise<void> {
   await db.raw(

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Actor } from '../auth/roles';
 import { Decimal, toDecimal } from '../finance/money';
@@ -36,12 +37,15 @@ export async function requireTask(db: Knex, teamId: string, id: string, lock = f
 
 /**
  * Takes the locks a write to a task needs, in the order every write takes them: its project's row
- * (projects.repository's lockProject, which also marks the task and its parent out of date), then the
- * task's row. 404 for an unknown or archived task.
+ * (projects.repository's lockProject, which also marks the task, and its parent unless only the task's
+ * own figures change, out of date), then the task's row. `ownFiguresOnly`: the write changes only the
+ * task's own figures (a time log, a fixed cost), so the project's row is taken shared. 404 for an
+ * unknown or archived task.
  */
-export async function lockTaskForWrite(trx: Knex, teamId: string, id: string) {
+export async function lockTaskForWrite(trx: Knex, teamId: string, id: string, ownFiguresOnly = false) {
   const probe = await requireTask(trx, teamId, id);
-  const project = await lockProjectForWrite(trx, teamId, probe.project_id, { kind: 'tasks', taskIds: [id] });
+  const change = { kind: ownFiguresOnly ? 'task-figures' : 'tasks', taskIds: [id] } as const;
+  const project = await lockProjectForWrite(trx, teamId, probe.project_id, change);
   const task = await requireTask(trx, teamId, id, true);
   return { project, task };
 }
@@ -85,14 +89,15 @@ export async function recordFixedCost(trx: Knex, actor: Actor, task: repo.TaskRo
 export async function createTask(db: Knex, actor: Actor, projectId: string, body: CreateTaskBody) {
   const teamId = actor.teamId;
   return db.transaction(async (trx) => {
-    // The project's lock serialises the writes to its figures; a task without stored figures is
-    // computed by the next refresh (finance/figures.ts), with its ancestors' roll-ups.
-    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'none' });
+    // The new task's id is chosen first, so the project's lock marks it: the next refresh
+    // (finance/figures.ts) computes it, with its ancestors' roll-ups.
+    const id = randomUUID();
+    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'tasks', taskIds: [id] });
     if (body.fixed_cost !== undefined) checkAmountDecimals('fixed_cost', body.fixed_cost, project.currency);
     if (body.parent_task_id) await checkParent(trx, teamId, projectId, body.parent_task_id.toLowerCase());
     const assignees = (body.assignee_ids ?? []).map((id) => id.toLowerCase());
     await checkAssignees(trx, teamId, projectId, assignees);
-    const id = await repo.insertTask(trx, teamId, projectId, {
+    await repo.insertTask(trx, teamId, projectId, id, {
       name: body.name,
       estimated_hours: hoursText(body.estimated_hours),
       billable: body.billable,

@@ -17,7 +17,7 @@ const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? secondsFr
 
 export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
   return db.transaction(async (trx) => {
-    await lockTaskForWrite(trx, teamId, taskId);
+    await lockTaskForWrite(trx, teamId, taskId, true);
     const memberId = body.team_member_id.toLowerCase();
     if (!(await existingTeamMemberIds(trx, teamId, [memberId])).has(memberId)) {
       throw fieldError('team_member_id', 'is not a member of this team');
@@ -44,7 +44,7 @@ export async function deleteTimeLog(db: Knex, teamId: string, id: string) {
     const log = await repo.findTimeLog(trx, teamId, id);
     if (!log) return undefined;
     // Logs of archived tasks may go too (an archived task's mark is harmless).
-    await lockProjectForWrite(trx, teamId, await repo.projectOfTask(trx, teamId, log.task_id), { kind: 'tasks', taskIds: [log.task_id] });
+    await lockProjectForWrite(trx, teamId, await repo.projectOfTask(trx, teamId, log.task_id), { kind: 'task-figures', taskIds: [log.task_id] });
     return repo.deleteTimeLog(trx, teamId, id);
   });
   if (!row) throw notFound('TIME_LOG_NOT_FOUND', 'Time log');
