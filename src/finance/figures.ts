@@ -28,14 +28,17 @@ import { refreshTaskLabor } from './labor';
  */
 
 /**
- * SQL: whether the stamp of the stored figures of project `alias` (a projects row) is current: its
- * revision, today in its time zone by the service clock's instant :now, and :calculatorVersion.
+ * SQL: whether the stored figures of project `alias` (a projects row) are current: their stamp is of
+ * the project's revision, today in its time zone by the service clock's instant :now, and
+ * :calculatorVersion, and no mark is left (of any task, or with `taskId` of that task only: a task's
+ * own stored figures depend on nothing else a mark without a revision bump records).
  */
-export const stampCurrentOf = (alias: string) => `(exists (
+export const stampCurrentOf = (alias: string, taskId?: string) => `(exists (
        select 1 from project_figures cf
        where cf.team_id = ${alias}.team_id and cf.project_id = ${alias}.id and cf.revision = ${alias}.revision
          and cf.day = ${todayOf(alias)} and cf.calculator_version = cast(:calculatorVersion as integer))
-     and not exists (select 1 from stale_tasks sm where sm.team_id = ${alias}.team_id and sm.project_id = ${alias}.id))`;
+     and not exists (
+       select 1 from stale_tasks sm where sm.team_id = ${alias}.team_id and sm.project_id = ${alias}.id${taskId ? ` and sm.task_id = ${taskId}` : ''}))`;
 
 /** SQL: whether the stamp of :projectId's stored figures is current (see stampCurrentOf). */
 export const FIGURES_CURRENT = `exists (

@@ -227,14 +227,14 @@ export type StoredBreakdownRow = {
   /** Null until the task's figures are first stored. */
   members_json: string | null;
   grouped_members_json: string | null;
-  /** Whether the project's stored figures were current (figures.ts) when this row was read. */
+  /** Whether this task's stored figures were current (figures.ts: the project's stamp, and no mark on the task) when read. */
   current: boolean;
 };
 
 /** A non-archived task's breakdown from its stored labor row: one indexed read, whatever its size. */
 export async function storedBreakdown(db: Knex, teamId: string, taskId: string, now: string): Promise<StoredBreakdownRow | undefined> {
   const statement = db.raw(
-    `select t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency, ${stampCurrentOf('p')} as current,
+    `select t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency, ${stampCurrentOf('p', 't.id')} as current,
             trim_scale(t.estimated_hours) as estimated_hours,
             trim_scale(coalesce(l.logged_hours, 0)) as logged_hours,
             trim_scale(coalesce(l.estimated_labor_cost, 0)) as estimated_labor_cost,
