@@ -260,6 +260,20 @@ async function expectStoredRowsAsRendered(projectId: string, parents: (string | 
   await refreshProjectLabor(h.db, h.teamId, projectId);
 }
 
+/**
+ * A list with a date range is computed on the fly (the calculator's roll-ups, finance.service.ts's
+ * computedList), never from the stored roll-ups and rows (SQL): over every day, the two must be equal,
+ * field for field, at every level and under every filter.
+ */
+async function expectRangedListsAsStored(projectId: string, parents: (string | null)[]) {
+  for (const parentId of parents) {
+    for (const filter of ['all', 'billable', 'non-billable']) {
+      const query = `${parentId ? `&parent_task_id=${parentId}` : ''}&billable_filter=${filter}`;
+      expect(await list(projectId, `${query}&from=1970-01-01&to=9999-12-31`)).toEqual(await list(projectId, query));
+    }
+  }
+}
+
 function checkSums(body: List) {
   for (const field of [...SUMMED, 'variance'] as const) {
     expect(cents(body.totals[field] as number)).toBe(body.tasks.reduce((s, r) => s + cents(r[field]), 0));
@@ -287,6 +301,7 @@ it('keeps the project list, its totals and groups equal to the breakdowns for ra
       }
 
       await expectStoredRowsAsRendered(projectId, levels(tasks));
+      await expectRangedListsAsStored(projectId, levels(tasks));
 
       const subtree = (index: number): number[] => [index, ...tasks.flatMap((t, j) => (t.parent === index && !t.archived ? subtree(j) : []))];
       for (const parentId of levels(tasks)) {
