@@ -106,25 +106,11 @@ export type CostLineRow = { job_role: string | null; hourly_rate: string; second
 export type DayRange = { from?: string; to?: string };
 
 /**
- * The entry in force on a day (the latest one on or before it) of a member's dated role, or of a
- * role's dated rate, as a lateral join: each a lookup by primary key.
- */
-const ROLE_ON = (memberId: string, day: string) => `left join lateral (
-         select r.job_role_id from project_member_roles r
-         where r.team_id = :teamId and r.project_id = :projectId and r.team_member_id = ${memberId} and r.effective_from <= ${day}
-         order by r.effective_from desc limit 1
-       )`;
-const RATE_ON = (roleId: string, day: string) => `left join lateral (
-         select c.hourly_rate from project_rate_cards c
-         where c.team_id = :teamId and c.project_id = :projectId and c.job_role_id = ${roleId} and c.effective_from <= ${day}
-         order by c.effective_from desc limit 1
-       )`;
-
-/**
  * The people taking part in the tasks in scope (CONTRACT section 3 rule 1), with their role and its
  * rate today (the service clock's instant :now in the project's time zone), and their cost lines
  * (section 3b rule 4): their logged seconds in the range, from the per-day running totals, grouped by
- * the role and rate in force on each day.
+ * the role and rate in force on each day. The dated roles and rates are turned into periods once
+ * (a few rows per member and role), which each day's totals join by range.
  */
 export async function participantsInScope(
   db: Knex,
@@ -145,13 +131,24 @@ export async function participantsInScope(
      project_today (day) as (
        select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId
      ),
+     -- Each dated entry is in force from its day until the next entry's (a member's first role from 1970-01-01).
+     role_period (team_member_id, job_role_id, starts, ends) as (
+       select team_member_id, job_role_id, effective_from,
+              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
+       from project_member_roles where team_id = :teamId and project_id = :projectId
+     ),
+     rate_period (job_role_id, hourly_rate, starts, ends) as (
+       select job_role_id, hourly_rate, effective_from,
+              coalesce(lead(effective_from) over (partition by job_role_id order by effective_from), 'infinity'::date)
+       from project_rate_cards where team_id = :teamId and project_id = :projectId
+     ),
      day_line as (
        select d.task_id, d.team_member_id, d.day, d.total_seconds, role.job_role_id,
               trim_scale(coalesce(rate.hourly_rate, 0)) as hourly_rate
        from task_member_day_time d
        join scope s on d.team_id = :teamId and d.task_id = s.id
-       ${ROLE_ON('d.team_member_id', 'd.day')} role on true
-       ${RATE_ON('role.job_role_id', 'd.day')} rate on true
+       left join role_period role on role.team_member_id = d.team_member_id and d.day >= role.starts and d.day < role.ends
+       left join rate_period rate on rate.job_role_id = role.job_role_id and d.day >= rate.starts and d.day < rate.ends
        where d.total_seconds > 0
          and (cast(:from as date) is null or d.day >= cast(:from as date))
          and (cast(:to as date) is null or d.day <= cast(:to as date))
@@ -176,9 +173,9 @@ export async function participantsInScope(
      join team_members m on m.team_id = :teamId and m.id = p.team_member_id
      left join task_assignees a on a.team_id = :teamId and a.task_id = p.task_id and a.team_member_id = p.team_member_id
      left join task_member_time x on x.team_id = :teamId and x.task_id = p.task_id and x.team_member_id = p.team_member_id
-     ${ROLE_ON('p.team_member_id', 'pt.day')} role on true
+     left join role_period role on role.team_member_id = p.team_member_id and pt.day >= role.starts and pt.day < role.ends
      left join job_roles jr on jr.team_id = :teamId and jr.id = role.job_role_id
-     ${RATE_ON('role.job_role_id', 'pt.day')} rate on true
+     left join rate_period rate on rate.job_role_id = role.job_role_id and pt.day >= rate.starts and pt.day < rate.ends
      left join line ln on ln.task_id = p.task_id and ln.team_member_id = p.team_member_id`,
     { ...cte.bindings, now, from: range.from ?? null, to: range.to ?? null } as Record<string, string | null>,
   );
@@ -207,6 +204,100 @@ export async function findListedProject(
   );
   const result = await prepared(statement, 'finance_listed_project');
   return result.rows[0];
+}
+
+/**
+ * The five rolled-up figures of the unfiltered project list's totals (the sums of its top-level rows'
+ * stored roll-ups), and whether the stored figures are current at `now` (figures.ts).
+ */
+export async function storedProjectSums(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  now: string,
+): Promise<ListedFigures & { current: boolean }> {
+  const sums = ROLLED_FIGURES.map(
+    (figure) => `trim_scale(coalesce(sum(l.tree_billable_${figure} + l.tree_non_billable_${figure}), 0))::text as ${figure}`,
+  ).join(', ');
+  const result = await db.raw(
+    `select ${sums}, ${FIGURES_CURRENT} as current
+     from tasks t join task_labor l on l.team_id = t.team_id and l.task_id = t.id
+     where t.team_id = :teamId and t.project_id = :projectId and t.parent_task_id is null and t.archived_at is null`,
+    { teamId, projectId, ...stampBindings(now) },
+  );
+  return result.rows[0];
+}
+
+/** A task's own stored figures (exact numeric text). */
+export type StoredOwnFigures = { task_id: string; estimated_hours: string; logged_hours: string; estimated_labor_cost: string; actual_labor_cost: string; fixed_cost: string };
+
+/**
+ * The own stored figures of some tasks of a project (non-archived, with stored figures), and whether
+ * the project's stored figures are current at `now` (figures.ts) in the same snapshot.
+ */
+export async function storedOwnFigures(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  taskIds: readonly string[],
+  now: string,
+): Promise<{ current: boolean; rows: StoredOwnFigures[] }> {
+  const result = await db.raw(
+    `select ${FIGURES_CURRENT} as current, own.* from (select 1) one
+     left join (
+       select t.id as task_id, t.estimated_hours::text as estimated_hours, l.logged_hours::text as logged_hours,
+              l.estimated_labor_cost::text as estimated_labor_cost, l.actual_labor_cost::text as actual_labor_cost, t.fixed_cost::text as fixed_cost
+       from tasks t join task_labor l on l.team_id = t.team_id and l.task_id = t.id
+       where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null
+         and t.id = any(string_to_array(:taskIds, ',')::uuid[])
+     ) own on true`,
+    { teamId, projectId, taskIds: taskIds.join(','), ...stampBindings(now) },
+  );
+  const rows = result.rows as (StoredOwnFigures & { current: boolean })[];
+  return {
+    current: Boolean(rows[0]?.current),
+    rows: rows.filter((row) => row.task_id !== null).map(({ current: _current, ...row }) => row),
+  };
+}
+
+/**
+ * The tasks of a project whose own figures a change of the rates of `roles` from `from` on can change
+ * (CONTRACT section 3b): those with time logged on or after that day by someone whose role on the day
+ * is one of them, and, when the change takes effect by today, those whose participants' role today is
+ * one of them (their estimate and rate are costed at today's rate).
+ */
+export async function tasksCostedAt(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  roles: readonly string[],
+  from: string,
+  now: string,
+): Promise<string[]> {
+  if (roles.length === 0) return [];
+  const result = await db.raw(
+    `with role_period (team_member_id, job_role_id, starts, ends) as (
+       select team_member_id, job_role_id, effective_from,
+              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
+       from project_member_roles where team_id = :teamId and project_id = :projectId
+     ),
+     changed (team_member_id, starts, ends) as (
+       select team_member_id, greatest(starts, cast(:from as date)), ends from role_period
+       where job_role_id = any(string_to_array(:roles, ',')::uuid[]) and ends > cast(:from as date)
+     ),
+     today (day) as (select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId)
+     select distinct d.task_id from task_member_day_time d
+     join changed c on c.team_member_id = d.team_member_id and d.day >= c.starts and d.day < c.ends
+     where d.team_id = :teamId and d.project_id = :projectId and d.total_seconds > 0
+     union
+     select a.task_id from task_assignees a
+     join tasks t on t.team_id = a.team_id and t.id = a.task_id and t.project_id = :projectId
+     cross join today
+     join changed c on c.team_member_id = a.team_member_id and today.day >= c.starts and today.day < c.ends
+     where a.team_id = :teamId`,
+    { teamId, projectId, roles: roles.join(','), from, now },
+  );
+  return (result.rows as { task_id: string }[]).map((row) => row.task_id);
 }
 
 /** Row shape: a task's summary figures (exact numeric text) and its stored breakdown parts. */

@@ -46,7 +46,15 @@ export function roundHours(hours: Decimal): Decimal {
   return hours.toDecimalPlaces(HOURS_DECIMALS, Decimal.ROUND_HALF_UP);
 }
 
+/**
+ * Whole seconds as hours rounded to 2 decimals, half away from zero. For whole non-negative seconds
+ * (every logged total) it counts hundredths of an hour in integers: seconds / 36 rounded half up is
+ * floor((2 x seconds + 36) / 72), exact below 2^53; anything else goes through decimals.
+ */
 export function hoursFromSeconds(seconds: number): Decimal {
+  if (Number.isSafeInteger(seconds) && seconds >= 0 && seconds < 2 ** 50) {
+    return new Decimal(`${Math.floor((2 * seconds + 36) / 72)}e-2`);
+  }
   return roundHours(new Decimal(seconds).div(3600));
 }
 

@@ -4,25 +4,37 @@ import { nowIso } from '../clock';
 import type { ProjectRow } from '../projects/projects.repository';
 import { applyRateCard, getProject } from '../projects/projects.service';
 import type { RateCardBody } from '../projects/projects.schemas';
-import { TaskFinance, TaskTotals, addTotals, rollUp } from './calculator';
+import { TaskFinance, TaskTotals, addTotals, rollUp, taskTotals } from './calculator';
+import { bringCurrent } from './figures';
 import { financeOf, memberInputsByTask } from './labor';
+import { Decimal, ZERO, toDecimal } from './money';
 import * as repo from './finance.repository';
 
 /*
- * The dry run of a rate-card change (CONTRACT section 4, POST /rate-card/preview): in one transaction
- * that is always rolled back, every task's own figures are computed by the calculator, the change is
- * written by the same code as the PUT (applyRateCard), and every task is computed again. The
- * transaction reads one snapshot (repeatable read), so a write committed meanwhile by someone else
- * shows in neither side, and it does not take the project's write lock: other writes to the project
- * go on (a concurrent rate-card change waits for the preview's rows, at most as long as the preview).
+ * The dry run of a rate-card change (CONTRACT section 4, POST /rate-card/preview), in one transaction
+ * that is always rolled back, reading one snapshot (repeatable read: a write committed meanwhile by
+ * someone else shows in neither side). It does not take the project's write lock, so other writes to
+ * the project go on (a concurrent rate-card change waits for the preview's rows, as long as it runs).
+ *
+ * 1. Inside a savepoint, the change is written by the same code as the PUT (applyRateCard); the roles
+ *    whose rate on some day from the change's first day on differs are found; the tasks those rates
+ *    cost (finance.repository's tasksCostedAt) are computed by the calculator: their figures after.
+ *    The savepoint is rolled back.
+ * 2. The same tasks' figures without the change: as stored (what their breakdowns answer) when the
+ *    stored figures are current in the snapshot, else computed by the calculator. Every other task's
+ *    figures are unchanged by construction (its lines and rates are the same days at the same rates).
+ * 3. The project's totals before are the unfiltered list's (the stored roll-ups, brought current
+ *    first; computed from every task if they are not current in the snapshot); after = before + the
+ *    changed tasks' differences (only tasks under no archived ancestor count, as in the list).
  */
 
 /** Tasks computed between two yields to the event loop. */
 const SLICE = 200;
 
-/** Every non-archived task's own figures at the instant `now`, in creation order. */
-async function ownFigures(db: Knex, teamId: string, project: ProjectRow, now: string) {
-  const scope: repo.Scope = { kind: 'project', projectId: project.id };
+/** The own figures of the given tasks (or of every task) at the instant `now`, in creation order. */
+async function ownFigures(db: Knex, teamId: string, project: ProjectRow, now: string, taskIds: readonly string[] | 'all') {
+  const scope: repo.Scope = taskIds === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds };
+  if (taskIds !== 'all' && taskIds.length === 0) return { tasks: [], finances: new Map<string, TaskFinance>() };
   const tasks = await repo.tasksInScope(db, teamId, scope);
   const membersByTask = memberInputsByTask(await repo.participantsInScope(db, teamId, scope, now));
   const finances = new Map<string, TaskFinance>();
@@ -33,16 +45,49 @@ async function ownFigures(db: Knex, teamId: string, project: ProjectRow, now: st
   return { tasks, finances };
 }
 
-/** The seven summed figures of the unfiltered project list's totals: its top-level rows' roll-ups added up. */
-function projectTotals(figures: Awaited<ReturnType<typeof ownFigures>>): TaskTotals {
-  const tree = figures.tasks.map((task) => ({
-    id: task.id,
-    parentId: task.parent_task_id,
-    billable: task.billable,
-    totals: (figures.finances.get(task.id) as TaskFinance).totals,
-  }));
-  const rolled = rollUp(tree, () => true);
-  return addTotals(figures.tasks.filter((task) => task.parent_task_id === null).map((task) => rolled.get(task.id)?.totals as TaskTotals));
+/** The own figures of the given tasks as they are: stored (what their breakdowns answer) when current, else computed. */
+async function figuresBefore(db: Knex, teamId: string, project: ProjectRow, now: string, taskIds: readonly string[]) {
+  const stored = await repo.storedOwnFigures(db, teamId, project.id, taskIds, now);
+  if (!stored.current || stored.rows.length !== new Set(taskIds).size) return ownFigures(db, teamId, project, now, taskIds);
+  const finances = new Map<string, TaskFinance>();
+  for (const row of stored.rows) {
+    const totals = taskTotals({
+      estimatedHours: toDecimal(row.estimated_hours),
+      loggedHours: toDecimal(row.logged_hours),
+      estimatedLaborCost: toDecimal(row.estimated_labor_cost),
+      actualLaborCost: toDecimal(row.actual_labor_cost),
+      fixedCost: toDecimal(row.fixed_cost),
+    });
+    finances.set(row.task_id, { totals, members: [] });
+  }
+  return { finances };
+}
+
+type RateEntry = { job_role_id: string; effective_from: string; hourly_rate: string | null };
+
+async function rateEntries(db: Knex, teamId: string, projectId: string): Promise<RateEntry[]> {
+  return db('project_rate_cards')
+    .where({ team_id: teamId, project_id: projectId })
+    .select('job_role_id', db.raw('effective_from::text as effective_from'), 'hourly_rate')
+    .orderBy([{ column: 'job_role_id' }, { column: 'effective_from' }]);
+}
+
+/** A role's rate from `from` on, as the days its rate changes and the rate from each (a missing or null rate is 0). */
+function ratesFrom(entries: readonly RateEntry[], role: string, from: string): string {
+  const own = entries.filter((entry) => entry.job_role_id === role);
+  const rateOf = (entry: RateEntry | undefined) => toDecimal(entry?.hourly_rate ?? 0).toFixed();
+  const steps: [string, string][] = [[from, rateOf(own.filter((entry) => entry.effective_from <= from).at(-1))]];
+  for (const entry of own.filter((e) => e.effective_from > from)) {
+    const rate = rateOf(entry);
+    if (rate !== steps.at(-1)?.[1]) steps.push([entry.effective_from, rate]);
+  }
+  return JSON.stringify(steps);
+}
+
+/** The roles whose rate on some day from `from` on differs between two cards. */
+function changedRoles(before: readonly RateEntry[], after: readonly RateEntry[], from: string): string[] {
+  const roles = new Set([...before, ...after].map((entry) => entry.job_role_id));
+  return [...roles].filter((role) => ratesFrom(before, role, from) !== ratesFrom(after, role, from));
 }
 
 const presentTotals = (totals: TaskTotals) => ({
@@ -56,6 +101,7 @@ const presentTotals = (totals: TaskTotals) => ({
 });
 
 const COSTS = ['estimatedLaborCost', 'actualLaborCost', 'totalEstimatedCost', 'totalActualCost'] as const;
+const FIGURES = ['estimatedHours', 'loggedHours', 'estimatedLaborCost', 'actualLaborCost', 'fixedCost', 'totalEstimatedCost', 'totalActualCost'] as const;
 
 const presentCosts = (totals: TaskTotals) => ({
   estimated_labor_cost: totals.estimatedLaborCost,
@@ -64,41 +110,103 @@ const presentCosts = (totals: TaskTotals) => ({
   total_actual_cost: totals.totalActualCost,
 });
 
-/** Thrown to roll the preview's transaction back once its answer is made. */
-class RolledBack extends Error {
-  constructor(readonly answer: unknown) {
-    super('preview rolled back');
+/** The unfiltered list's totals: stored and current, or from every task's own figures. */
+async function projectTotals(db: Knex, teamId: string, project: ProjectRow, now: string): Promise<TaskTotals> {
+  const stored = await repo.storedProjectSums(db, teamId, project.id, now);
+  if (stored.current) {
+    return taskTotals({
+      estimatedHours: toDecimal(stored.estimated_hours),
+      loggedHours: toDecimal(stored.logged_hours),
+      estimatedLaborCost: toDecimal(stored.estimated_labor_cost),
+      actualLaborCost: toDecimal(stored.actual_labor_cost),
+      fixedCost: toDecimal(stored.fixed_cost),
+    });
   }
+  const all = await ownFigures(db, teamId, project, now, 'all');
+  const tree = all.tasks.map((task) => ({
+    id: task.id,
+    parentId: task.parent_task_id,
+    billable: task.billable,
+    totals: (all.finances.get(task.id) as TaskFinance).totals,
+  }));
+  const rolled = rollUp(tree, () => true);
+  return addTotals(all.tasks.filter((task) => task.parent_task_id === null).map((task) => rolled.get(task.id)?.totals as TaskTotals));
+}
+
+/** The ids of the non-archived tasks of the project under no archived ancestor (what the list counts). */
+async function listedTaskIds(db: Knex, teamId: string, projectId: string): Promise<Set<string>> {
+  const tasks = await repo.tasksInScope(db, teamId, { kind: 'project', projectId });
+  const live = new Map(tasks.map((task) => [task.id, task.parent_task_id]));
+  const listed = new Set<string>();
+  const isListed = (id: string, depth = 0): boolean => {
+    if (listed.has(id)) return true;
+    const parent = live.get(id);
+    if (parent === undefined || depth > tasks.length) return false;
+    const ok = parent === null || isListed(parent, depth + 1);
+    if (ok) listed.add(id);
+    return ok;
+  };
+  for (const task of tasks) isListed(task.id);
+  return listed;
+}
+
+/** Thrown to roll a transaction or a savepoint back once its result is known. */
+class RolledBack<T> extends Error {
+  constructor(readonly result: T) {
+    super('rolled back');
+  }
+}
+
+async function rolledBack<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>, config?: Knex.TransactionConfig): Promise<T> {
+  try {
+    await db.transaction(async (trx) => {
+      throw new RolledBack(await work(trx));
+    }, config);
+  } catch (err) {
+    if (err instanceof RolledBack) return err.result as T;
+    throw err;
+  }
+  throw new Error('A rolled-back transaction committed');
 }
 
 export async function previewRateCard(db: Knex, actor: Actor, projectId: string, body: RateCardBody) {
   const now = nowIso();
-  try {
-    await db.transaction(
-      async (trx) => {
-        const project = await getProject(trx, actor.teamId, projectId);
-        const before = await ownFigures(trx, actor.teamId, project, now);
-        const effectiveFrom = await applyRateCard(trx, actor, project, body);
-        const after = await ownFigures(trx, actor.teamId, project, now);
-        const tasks = after.tasks.flatMap((task) => {
-          const was = before.finances.get(task.id)?.totals as TaskTotals;
-          const is = after.finances.get(task.id)?.totals as TaskTotals;
-          if (COSTS.every((figure) => was[figure].equals(is[figure]))) return [];
-          return [{ id: task.id, name: task.name, before: presentCosts(was), after: presentCosts(is) }];
-        });
-        throw new RolledBack({
-          project_id: project.id,
-          currency: project.currency,
-          effective_from: effectiveFrom,
-          project_totals: { before: presentTotals(projectTotals(before)), after: presentTotals(projectTotals(after)) },
-          tasks,
-        });
-      },
-      { isolationLevel: 'repeatable read' },
-    );
-  } catch (err) {
-    if (err instanceof RolledBack) return err.answer;
-    throw err;
-  }
-  throw new Error('The preview transaction committed');
+  // The stored totals current first, so the snapshot below usually reads them instead of computing every task.
+  await getProject(db, actor.teamId, projectId);
+  await bringCurrent(db, actor.teamId, projectId, now);
+  return rolledBack(
+    db,
+    async (trx) => {
+      const project = await getProject(trx, actor.teamId, projectId);
+      const card = await rateEntries(trx, actor.teamId, projectId);
+      // 1. The change, in a savepoint: the figures after it of the tasks it can change.
+      const changed = await rolledBack(trx, async (savepoint) => {
+        const effectiveFrom = await applyRateCard(savepoint, actor, project, body);
+        const roles = changedRoles(card, await rateEntries(savepoint, actor.teamId, projectId), effectiveFrom);
+        const taskIds = await repo.tasksCostedAt(savepoint, actor.teamId, projectId, roles, effectiveFrom, now);
+        return { effectiveFrom, taskIds, after: await ownFigures(savepoint, actor.teamId, project, now, taskIds) };
+      });
+      // 2. The same tasks without it: their stored figures when current in this snapshot, else computed.
+      const before = await figuresBefore(trx, actor.teamId, project, now, changed.taskIds);
+      const listed = await listedTaskIds(trx, actor.teamId, projectId);
+      const totalsBefore = await projectTotals(trx, actor.teamId, project, now);
+      const delta = Object.fromEntries(FIGURES.map((figure) => [figure, ZERO])) as Record<(typeof FIGURES)[number], Decimal>;
+      const tasks = changed.after.tasks.flatMap((task) => {
+        const was = before.finances.get(task.id)?.totals as TaskTotals;
+        const is = changed.after.finances.get(task.id)?.totals as TaskTotals;
+        if (listed.has(task.id)) for (const figure of FIGURES) delta[figure] = delta[figure].plus(is[figure]).minus(was[figure]);
+        if (COSTS.every((figure) => was[figure].equals(is[figure]))) return [];
+        return [{ id: task.id, name: task.name, before: presentCosts(was), after: presentCosts(is) }];
+      });
+      const totalsAfter = Object.fromEntries(FIGURES.map((figure) => [figure, totalsBefore[figure].plus(delta[figure])])) as TaskTotals;
+      return {
+        project_id: project.id,
+        currency: project.currency,
+        effective_from: changed.effectiveFrom,
+        project_totals: { before: presentTotals(totalsBefore), after: presentTotals(totalsAfter) },
+        tasks,
+      };
+    },
+    { isolationLevel: 'repeatable read' },
+  );
 }

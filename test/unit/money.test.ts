@@ -67,6 +67,11 @@ describe('hours', () => {
   it('converts seconds to hours rounded to 2 decimals, half away from zero', () => {
     expect(hoursFromSeconds(5400).toFixed()).toBe('1.5');
     expect(hoursFromSeconds(1234).toFixed()).toBe('0.34'); // 0.342777...
+    // Exactly half a hundredth (18 s) rounds up; just under it rounds down.
+    expect(hoursFromSeconds(18).toFixed()).toBe('0.01');
+    expect(hoursFromSeconds(17).toFixed()).toBe('0');
+    expect(hoursFromSeconds(3618).toFixed()).toBe('1.01');
+    expect(hoursFromSeconds(0).toFixed()).toBe('0');
     expect(hoursFromSeconds(18).toFixed()).toBe('0.01'); // exactly 0.005
     expect(hoursFromSeconds(17).toFixed()).toBe('0'); // 0.004722...
     expect(hoursFromSeconds(4000).toFixed()).toBe('1.11');
@@ -103,5 +108,17 @@ describe('currencies', () => {
     expect(decimalPlaces(12.345)).toBe(3);
     expect(decimalPlaces(100)).toBe(0);
     expect(decimalPlaces(1e-7)).toBe(7);
+  });
+});
+
+describe('hoursFromSeconds in integers', () => {
+  it('equals seconds / 3600 in decimals rounded half away from zero, for every second of two days and large totals', () => {
+    const byDecimals = (seconds: number) => new Decimal(seconds).div(3600).toDecimalPlaces(2, Decimal.ROUND_HALF_UP).toFixed();
+    for (let seconds = 0; seconds <= 2 * 86_400; seconds++) {
+      if (hoursFromSeconds(seconds).toFixed() !== byDecimals(seconds)) throw new Error(`differs at ${seconds} s`);
+    }
+    for (const seconds of [2 ** 40 + 17, 2 ** 40 + 18, 987_654_321_098, 2 ** 50 - 1, 2 ** 50, 2 ** 52]) {
+      expect(hoursFromSeconds(seconds).toFixed()).toBe(byDecimals(seconds));
+    }
   });
 });
