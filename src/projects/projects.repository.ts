@@ -46,10 +46,11 @@ export async function insertProject(
  *   - 'task-figures': only those tasks' own figures (a time log, a fixed cost), not the tree: the write
  *     takes the project's lock shared, so such writes to one project run side by side;
  *   - 'tasks': those tasks' own inputs or place (each is marked, with the parent it has now, so a move
- *     or an archive also recomputes the old parent's roll-ups); a new task is named by the id it will get;
+ *     or an archive also recomputes the old parent's roll-ups);
  *   - 'member': the inputs of every task the member takes part in (assigned or with logged time);
  *   - 'all': the inputs of every task (the rate card, the currency, the time zone);
- *   - 'none': nothing a stored figure depends on.
+ *   - 'none': nothing a stored figure depends on, or only tasks that have no stored figures yet (a new
+ *     task: with the revision bumped, a refresh computes every task without a stored row).
  */
 export type Invalidation =
   | { kind: 'none' }
@@ -75,7 +76,7 @@ async function markStale(db: Knex, teamId: string, projectId: string | 'team', i
   );
 }
 
-/** Marks tasks of one project by id, existing or about to be inserted (a new task's id is chosen before its insert). */
+/** Marks tasks of one project by id. */
 async function markTasks(db: Knex, teamId: string, projectId: string, taskIds: readonly string[]) {
   await db.raw(
     `insert into stale_tasks (team_id, project_id, task_id, revision)
@@ -95,7 +96,7 @@ async function recordInvalidation(db: Knex, teamId: string, projectId: string | 
   if (change.kind === 'task-figures' && change.taskIds.length > 0 && projectId !== 'team') {
     await markTasks(db, teamId, projectId, change.taskIds);
   } else if (change.kind === 'tasks' && change.taskIds.length > 0 && projectId !== 'team') {
-    // Marked by id (a new task does not exist yet), then the parents the existing ones have now.
+    // The tasks, then the parents they have now.
     await markTasks(db, teamId, projectId, change.taskIds);
     await markStale(db, teamId, projectId, `select c.parent_task_id from tasks c
       where c.team_id = :teamId and c.id = any(string_to_array(:ids, ',')::uuid[]) and c.parent_task_id is not null`, {

@@ -47,9 +47,9 @@ export async function findTask(db: Knex, teamId: string, id: string, lock = fals
   return lock ? prepared(query.forUpdate('t'), 'find_task_for_update') : prepared(query, 'find_task');
 }
 
-/** Inserts a task with the id its write chose (and marked out of date, see projects.repository's lockProject). */
-export async function insertTask(db: Knex, teamId: string, projectId: string, id: string, fields: TaskFields & { name: string }) {
-  await db('tasks').insert({ team_id: teamId, project_id: projectId, id, ...fields });
+export async function insertTask(db: Knex, teamId: string, projectId: string, fields: TaskFields & { name: string }) {
+  const [row] = await db('tasks').insert({ team_id: teamId, project_id: projectId, ...fields }).returning('id');
+  return row.id as string;
 }
 
 export async function updateTask(db: Knex, teamId: string, id: string, fields: TaskFields): Promise<void> {

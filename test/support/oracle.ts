@@ -1,17 +1,20 @@
 import DecimalJs from 'decimal.js';
 import type { Knex } from 'knex';
+import { now as clockNow } from '../../src/clock';
 
 /*
- * An independent oracle for the finance figures (CONTRACT sections 3 and 4): it reads the raw input
- * rows (tasks, assignees, every time log, members, project roles, the rate card) and recomputes a
- * breakdown and a project list in the most straightforward way, with its own rounding and split. It
- * never reads anything the service stores or derives (task_labor, task_member_time, project_figures).
+ * An independent oracle for the finance figures (CONTRACT sections 3, 3b and 4): it reads the raw input
+ * rows (tasks, assignees, every time log, members, dated project roles, the dated rate card, the
+ * project's time zone) and recomputes a breakdown and a project list in the most straightforward way,
+ * with its own rounding, split, log days (Intl, not SQL) and cost lines. It never reads anything the
+ * service stores or derives (task_labor, task_member_time, task_member_day_time, project_figures).
  */
 const D = DecimalJs.clone({ precision: 60, rounding: DecimalJs.ROUND_HALF_UP });
 type Dec = DecimalJs;
 
 const MINOR_UNITS: Record<string, number> = { JPY: 0, KRW: 0, KWD: 3, BHD: 3 };
 const money = (amount: Dec, currency: string) => amount.toDecimalPlaces(MINOR_UNITS[currency] ?? 2, D.ROUND_HALF_UP);
+const hours = (seconds: number) => new D(seconds).div(3600).toDecimalPlaces(2, D.ROUND_HALF_UP);
 const num = (value: Dec) => Number(value.toFixed());
 const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
 
@@ -27,22 +30,50 @@ type Task = {
   phase: string | null;
 };
 
+type Log = { task_id: string; team_member_id: string; seconds: number; day: string };
+type Dated<T> = { effective_from: string; value: T };
+
+/** Log days counted (inclusive, each end optional). */
+export type Range = { from?: string; to?: string };
+
 type Inputs = {
   projectId: string;
   currency: string;
   project: { id: string; name: string; currency: string; budget: number | null };
+  /** Today in the project's time zone. */
+  today: string;
+  range: Range;
   tasks: Task[];
   assignees: Map<string, string[]>;
-  seconds: Map<string, Map<string, number>>;
+  logs: Log[];
   members: Map<string, { name: string; avatar_url: string | null }>;
-  roleOf: Map<string, string | null>;
+  /** Each project member's dated roles, oldest first. */
+  rolesOf: Map<string, Dated<string | null>[]>;
   roleName: Map<string, string>;
-  rateOf: Map<string, Dec>;
+  /** Each job role's dated rates, oldest first (null: no rate). */
+  ratesOf: Map<string, Dated<string | null>[]>;
 };
 
-/** Everything a project's figures depend on, read raw; `today` decides the rates in force. */
-export async function readInputs(db: Knex, teamId: string, projectId: string, today: string): Promise<Inputs> {
-  const project = await db('projects').where({ team_id: teamId, id: projectId }).first('id', 'name', 'currency', 'budget');
+/** The date of an instant in an IANA time zone, by Intl. */
+function dateIn(timeZone: string, at: Date): string {
+  return new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' }).format(at);
+}
+
+function dated<T>(rows: { key: string; effective_from: string; value: T }[]): Map<string, Dated<T>[]> {
+  const out = new Map<string, Dated<T>[]>();
+  for (const row of [...rows].sort((a, b) => byText(a.effective_from, b.effective_from))) {
+    out.set(row.key, [...(out.get(row.key) ?? []), { effective_from: row.effective_from, value: row.value }]);
+  }
+  return out;
+}
+
+/**
+ * Everything a project's figures depend on, read raw. `today` (YYYY-MM-DD) decides the rates and roles
+ * of today; by default it is the service clock's date in the project's time zone. `range` limits the
+ * time logs counted.
+ */
+export async function readInputs(db: Knex, teamId: string, projectId: string, today?: string, range: Range = {}): Promise<Inputs> {
+  const project = await db('projects').where({ team_id: teamId, id: projectId }).first('id', 'name', 'currency', 'budget', 'time_zone');
   const tasks: (Task & { created_at: Date })[] = await db('tasks')
     .where({ team_id: teamId, project_id: projectId })
     .whereNull('archived_at')
@@ -53,46 +84,41 @@ export async function readInputs(db: Knex, teamId: string, projectId: string, to
   for (const row of await db('task_assignees').where({ team_id: teamId }).whereIn('task_id', ids).select('task_id', 'team_member_id')) {
     assignees.set(row.task_id, [...(assignees.get(row.task_id) ?? []), row.team_member_id]);
   }
-  const seconds = new Map<string, Map<string, number>>();
-  for (const log of await db('time_logs').where({ team_id: teamId }).whereIn('task_id', ids).select('task_id', 'team_member_id', 'seconds')) {
-    const perMember = seconds.get(log.task_id) ?? new Map<string, number>();
-    perMember.set(log.team_member_id, (perMember.get(log.team_member_id) ?? 0) + Number(log.seconds));
-    seconds.set(log.task_id, perMember);
-  }
+  const logs: Log[] = (
+    await db('time_logs').where({ team_id: teamId }).whereIn('task_id', ids).select('task_id', 'team_member_id', 'seconds', 'logged_at')
+  ).map((log: { task_id: string; team_member_id: string; seconds: number; logged_at: Date }) => ({
+    task_id: log.task_id,
+    team_member_id: log.team_member_id,
+    seconds: Number(log.seconds),
+    day: dateIn(project.time_zone, new Date(log.logged_at)),
+  }));
   const members = new Map<string, { name: string; avatar_url: string | null }>();
   for (const m of await db('team_members').where({ team_id: teamId }).select('id', 'name', 'avatar_url')) members.set(m.id, m);
-  const roleOf = new Map<string, string | null>();
-  for (const pm of await db('project_members').where({ team_id: teamId, project_id: projectId }).select('team_member_id', 'job_role_id')) {
-    roleOf.set(pm.team_member_id, pm.job_role_id);
-  }
+  const roleRows = await db('project_member_roles')
+    .where({ team_id: teamId, project_id: projectId })
+    .select('team_member_id', 'job_role_id', db.raw("to_char(effective_from, 'YYYY-MM-DD') as effective_from"));
   const roleName = new Map<string, string>();
   for (const r of await db('job_roles').where({ team_id: teamId }).select('id', 'name')) roleName.set(r.id, r.name);
-  // The rate of a role on `today`: its entry with the latest effective_from on or before today.
-  const rateOf = new Map<string, Dec>();
-  const entries: { job_role_id: string; effective_from: string; hourly_rate: string }[] = await db('project_rate_cards')
+  const rateRows = await db('project_rate_cards')
     .where({ team_id: teamId, project_id: projectId })
-    .select('job_role_id', db.raw('to_char(effective_from, \'YYYY-MM-DD\') as effective_from'), 'hourly_rate');
-  const latest = new Map<string, string>();
-  for (const e of entries) {
-    if (e.effective_from > today) continue;
-    if ((latest.get(e.job_role_id) ?? '') < e.effective_from) {
-      latest.set(e.job_role_id, e.effective_from);
-      rateOf.set(e.job_role_id, new D(e.hourly_rate));
-    }
-  }
+    .select('job_role_id', 'hourly_rate', db.raw("to_char(effective_from, 'YYYY-MM-DD') as effective_from"));
   return {
     projectId,
     currency: project.currency,
     project: { id: project.id, name: project.name, currency: project.currency, budget: project.budget === null ? null : Number(project.budget) },
+    today: today ?? dateIn(project.time_zone, clockNow()),
+    range,
     tasks,
     assignees,
-    seconds,
+    logs,
     members,
-    roleOf,
+    rolesOf: dated(roleRows.map((r: { team_member_id: string; job_role_id: string | null; effective_from: string }) => ({ key: r.team_member_id, effective_from: r.effective_from, value: r.job_role_id }))),
     roleName,
-    rateOf,
+    ratesOf: dated(rateRows.map((r: { job_role_id: string; hourly_rate: string | null; effective_from: string }) => ({ key: r.job_role_id, effective_from: r.effective_from, value: r.hourly_rate }))),
   };
 }
+
+type CostLine = { job_role: string; hourly_rate: Dec; logged_hours: Dec; actual_cost: Dec; first_day: string; last_day: string };
 
 type MemberFig = {
   team_member_id: string;
@@ -104,26 +130,68 @@ type MemberFig = {
   logged_hours: Dec;
   estimated_cost: Dec;
   actual_cost: Dec;
+  cost_lines: CostLine[];
 };
 
 type Own = { estimated_hours: Dec; logged_hours: Dec; estimated_labor_cost: Dec; actual_labor_cost: Dec; fixed_cost: Dec; members: MemberFig[] };
 
-function roleAndRate(inputs: Inputs, memberId: string) {
-  const role = inputs.roleOf.get(memberId) ?? null;
+/** The entry in force on `day`: the latest on or before it (or, with `firstFromBeginning`, the first one before any). */
+function inForce<T>(entries: Dated<T>[] | undefined, day: string, firstFromBeginning: boolean): Dated<T> | undefined {
+  const list = entries ?? [];
+  let found: Dated<T> | undefined;
+  for (const entry of list) if (entry.effective_from <= day) found = entry;
+  return found ?? (firstFromBeginning ? list[0] : undefined);
+}
+
+/** A member's role (id, or null) and that role's rate on `day` (section 3b rules 2 and 3). */
+function roleAndRateOn(inputs: Inputs, memberId: string, day: string) {
+  const role = inForce(inputs.rolesOf.get(memberId), day, true)?.value ?? null;
+  const rate = role === null ? null : (inForce(inputs.ratesOf.get(role), day, false)?.value ?? null);
   return {
+    roleId: role,
     jobRole: role === null ? 'Unassigned' : (inputs.roleName.get(role) as string),
-    rate: role === null ? new D(0) : (inputs.rateOf.get(role) ?? new D(0)),
+    rate: rate === null ? new D(0) : new D(rate),
   };
+}
+
+function roleAndRate(inputs: Inputs, memberId: string) {
+  return roleAndRateOn(inputs, memberId, inputs.today);
 }
 
 const memberOrder = (a: { name: string; team_member_id: string }, b: { name: string; team_member_id: string }) =>
   byText(a.name, b.name) || byText(a.team_member_id, b.team_member_id);
 
-/** Rules 1-6 and 8 for one task. */
+const lineOrder = (a: CostLine, b: CostLine) =>
+  byText(a.first_day, b.first_day) || byText(a.job_role, b.job_role) || a.hourly_rate.comparedTo(b.hourly_rate);
+
+const inRange = (range: Range, day: string) => (range.from === undefined || day >= range.from) && (range.to === undefined || day <= range.to);
+
+/** Section 3b rule 4: a member's logs on a task in the range, grouped by the (role, rate) of each log's day. */
+function costLines(inputs: Inputs, taskId: string, memberId: string): CostLine[] {
+  const groups = new Map<string, { job_role: string; rate: Dec; seconds: number; first: string; last: string }>();
+  for (const log of inputs.logs) {
+    if (log.task_id !== taskId || log.team_member_id !== memberId || !inRange(inputs.range, log.day)) continue;
+    const { roleId, jobRole, rate } = roleAndRateOn(inputs, memberId, log.day);
+    const key = `${roleId}|${rate.toFixed()}`;
+    const group = groups.get(key) ?? { job_role: jobRole, rate, seconds: 0, first: log.day, last: log.day };
+    group.seconds += log.seconds;
+    if (log.day < group.first) group.first = log.day;
+    if (log.day > group.last) group.last = log.day;
+    groups.set(key, group);
+  }
+  return [...groups.values()]
+    .map((g) => {
+      const logged = hours(g.seconds);
+      return { job_role: g.job_role, hourly_rate: g.rate, logged_hours: logged, actual_cost: money(logged.times(g.rate), inputs.currency), first_day: g.first, last_day: g.last };
+    })
+    .sort(lineOrder);
+}
+
+/** Rules 1-6 and 8 for one task, with section 3b's cost lines. */
 function ownFigures(inputs: Inputs, task: Task): Own {
   const assigned = inputs.assignees.get(task.id) ?? [];
-  const logged = inputs.seconds.get(task.id) ?? new Map<string, number>();
-  const ids = new Set([...assigned, ...[...logged.entries()].filter(([, s]) => s > 0).map(([id]) => id)]);
+  const loggers = inputs.logs.filter((log) => log.task_id === task.id && log.seconds > 0).map((log) => log.team_member_id);
+  const ids = new Set([...assigned, ...loggers]);
   const people = [...ids].map((id) => ({ team_member_id: id, name: inputs.members.get(id)?.name as string })).sort(memberOrder);
   const assignedSorted = people.filter((p) => assigned.includes(p.team_member_id));
   // Rule 2 by hand: hundredths, the left-over ones to the first assignees.
@@ -134,7 +202,7 @@ function ownFigures(inputs: Inputs, task: Task): Own {
   const members = people.map((p): MemberFig => {
     const { jobRole, rate } = roleAndRate(inputs, p.team_member_id);
     const estimated = shareOf.get(p.team_member_id) ?? new D(0);
-    const hours = new D(logged.get(p.team_member_id) ?? 0).div(3600).toDecimalPlaces(2, D.ROUND_HALF_UP);
+    const lines = costLines(inputs, task.id, p.team_member_id);
     return {
       team_member_id: p.team_member_id,
       name: p.name,
@@ -142,9 +210,10 @@ function ownFigures(inputs: Inputs, task: Task): Own {
       jobRole,
       hourly_rate: rate,
       estimated_hours: estimated,
-      logged_hours: hours,
+      logged_hours: lines.reduce((s, l) => s.plus(l.logged_hours), new D(0)),
       estimated_cost: money(estimated.times(rate), inputs.currency),
-      actual_cost: money(hours.times(rate), inputs.currency),
+      actual_cost: lines.reduce((s, l) => s.plus(l.actual_cost), new D(0)),
+      cost_lines: lines,
     };
   });
   const add = (f: (m: MemberFig) => Dec) => members.reduce((s, m) => s.plus(f(m)), new D(0));
@@ -156,6 +225,23 @@ function ownFigures(inputs: Inputs, task: Task): Own {
     fixed_cost: new D(task.fixed_cost),
     members,
   };
+}
+
+/** A member's lines over several tasks: one line per (role, rate), hours and costs added, the widest days. */
+function mergeLines(lines: CostLine[]): CostLine[] {
+  const merged = new Map<string, CostLine>();
+  for (const line of lines) {
+    const key = `${line.job_role}|${line.hourly_rate.toFixed()}`;
+    const seen = merged.get(key);
+    if (!seen) merged.set(key, { ...line });
+    else {
+      seen.logged_hours = seen.logged_hours.plus(line.logged_hours);
+      seen.actual_cost = seen.actual_cost.plus(line.actual_cost);
+      if (line.first_day < seen.first_day) seen.first_day = line.first_day;
+      if (line.last_day > seen.last_day) seen.last_day = line.last_day;
+    }
+  }
+  return [...merged.values()].sort(lineOrder);
 }
 
 function descendants(inputs: Inputs, id: string): Task[] {
@@ -174,6 +260,14 @@ function presentMember(m: MemberFig) {
     logged_hours: num(m.logged_hours),
     estimated_cost: num(m.estimated_cost),
     actual_cost: num(m.actual_cost),
+    cost_lines: m.cost_lines.map((l) => ({
+      job_role: l.job_role,
+      hourly_rate: num(l.hourly_rate),
+      logged_hours: num(l.logged_hours),
+      actual_cost: num(l.actual_cost),
+      first_day: l.first_day,
+      last_day: l.last_day,
+    })),
   };
 }
 
@@ -191,9 +285,10 @@ export function oracleBreakdown(inputs: Inputs, taskId: string, includeSubtasks:
       seen.logged_hours = seen.logged_hours.plus(m.logged_hours);
       seen.estimated_cost = seen.estimated_cost.plus(m.estimated_cost);
       seen.actual_cost = seen.actual_cost.plus(m.actual_cost);
+      seen.cost_lines = [...seen.cost_lines, ...m.cost_lines];
     }
   }
-  const members = [...merged.values()].sort(memberOrder);
+  const members = [...merged.values()].map((m) => ({ ...m, cost_lines: mergeLines(m.cost_lines) })).sort(memberOrder);
   const total = (f: (o: Own) => Dec) => owns.reduce((s, o) => s.plus(f(o)), new D(0));
   const estLabor = total((o) => o.estimated_labor_cost);
   const actLabor = total((o) => o.actual_labor_cost);

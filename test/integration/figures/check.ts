@@ -1,4 +1,3 @@
-import { today } from '../../../src/clock';
 import type { Harness } from '../../support/harness';
 import { Filter, oracleBreakdown, oracleList, readInputs } from '../../support/oracle';
 
@@ -10,7 +9,7 @@ import { Filter, oracleBreakdown, oracleList, readInputs } from '../../support/o
 const FILTERS: Filter[] = ['all', 'billable', 'non-billable'];
 
 export async function expectProjectMatchesOracle(h: Harness, projectId: string, api = h.api): Promise<void> {
-  const inputs = await readInputs(h.db, h.teamId, projectId, today());
+  const inputs = await readInputs(h.db, h.teamId, projectId);
   for (const task of inputs.tasks) {
     for (const includeSubtasks of [false, true]) {
       const res = await api.get(`/api/project-finance/task/${task.id}/breakdown${includeSubtasks ? '?include_subtasks=true' : ''}`).expect(200);
@@ -32,13 +31,13 @@ export async function expectProjectMatchesOracle(h: Harness, projectId: string, 
 
 /** The unfiltered top-level list and every breakdown only (cheaper, for many rounds). */
 export async function expectListMatchesOracle(h: Harness, projectId: string, api = h.api): Promise<void> {
-  const inputs = await readInputs(h.db, h.teamId, projectId, today());
+  const inputs = await readInputs(h.db, h.teamId, projectId);
   const res = await api.get(`/api/project-finance/project/${projectId}/tasks`).expect(200);
   expect(res.body.body).toEqual(oracleList(inputs, 'all', null));
 }
 
 export async function expectBreakdownMatchesOracle(h: Harness, taskId: string, projectId: string, api = h.api): Promise<void> {
-  const inputs = await readInputs(h.db, h.teamId, projectId, today());
+  const inputs = await readInputs(h.db, h.teamId, projectId);
   const res = await api.get(`/api/project-finance/task/${taskId}/breakdown`).expect(200);
   expect(res.body.body).toEqual(oracleBreakdown(inputs, taskId, false));
 }
