@@ -1,0 +1,109 @@
+import { setClock } from '../../../src/clock';
+import { Harness, startHarness } from '../../support/harness';
+import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
+import { expectProjectMatchesOracle } from '../figures/check';
+
+/*
+ * POST /rate-card/preview (CONTRACT section 4) against the real change: for random rate cards (roles
+ * left out, null rates, effective days in the past, today and the future) on a project with subtasks,
+ * several members, dated roles and logs over a year, the preview's `after` of every task it lists is
+ * what the breakdown shows once the same PUT is made, its `before` what it showed before; every task it
+ * does not list keeps its figures; the project totals are the list's totals before and after; and the
+ * preview itself writes nothing. Today is 2026-11-20 (the service clock, set); a seeded generator.
+ */
+let h: Harness;
+beforeAll(async () => {
+  setClock(new Date('2026-11-20T12:00:00Z'));
+  h = await startHarness();
+});
+afterAll(async () => {
+  setClock(undefined);
+  await h.close();
+});
+
+function generator(seed: number) {
+  let state = seed >>> 0;
+  const next = () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+  const int = (n: number) => Math.floor(next() * n);
+  return { next, int, pick: <T>(items: readonly T[]) => items[int(items.length)] as T };
+}
+
+const COSTS = ['estimated_labor_cost', 'actual_labor_cost', 'total_estimated_cost', 'total_actual_cost'] as const;
+const TOTALS = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'] as const;
+const DAYS = ['2026-01-01', '2026-03-15', '2026-06-01', '2026-09-30', '2026-11-20', '2026-11-21', '2027-02-01'];
+
+it('answers before and after exactly as the breakdowns and the list do around the real change, writing nothing', async () => {
+  const random = generator(Number(process.env.PROPERTY_SEED ?? 20261124));
+  const project = await createProject(h.api, { currency: random.pick(['USD', 'JPY', 'KWD']) });
+  const roles = [];
+  for (let i = 0; i < 3; i++) roles.push(await createJobRole(h.api));
+  const currencyRate = () => Number((random.next() * 150).toFixed(project.currency === 'JPY' ? 0 : project.currency === 'KWD' ? 3 : 2));
+  await setRateCard(h.api, project.id, roles.map((role) => ({ job_role_id: role.id, hourly_rate: currencyRate() })));
+  const members = [];
+  for (let i = 0; i < 4; i++) {
+    const member = await createMember(h.api, { name: `Member ${i}` });
+    await addToProject(h.api, project.id, member.id, random.int(4) === 0 ? null : random.pick(roles).id);
+    members.push(member);
+  }
+  // One member changes role mid-year.
+  await h.api.put(`/api/projects/${project.id}/members/${members[0]?.id}`, { job_role_id: roles[2]?.id, effective_from: '2026-06-15' }).expect(200);
+  const tasks: { id: string }[] = [];
+  for (let i = 0; i < 8; i++) {
+    const parent = i > 2 && random.int(2) === 0 ? random.pick(tasks).id : undefined;
+    const assignees = members.filter(() => random.int(2) === 0).map((m) => m.id);
+    tasks.push(await createTask(h.api, project.id, { estimated_hours: random.int(40), assignee_ids: assignees, parent_task_id: parent, fixed_cost: random.int(3) === 0 ? 100 : 0 }));
+  }
+  for (let i = 0; i < 30; i++) {
+    const day = `2026-${String(1 + random.int(12)).padStart(2, '0')}-${String(1 + random.int(28)).padStart(2, '0')}`;
+    await logTime(h.api, random.pick(tasks).id, random.pick(members).id, { seconds: 60 + random.int(20_000), logged_at: `${day}T${String(random.int(24)).padStart(2, '0')}:30:00Z` });
+  }
+
+  const breakdowns = async () => {
+    const out = new Map<string, Record<string, number>>();
+    for (const task of tasks) out.set(task.id, (await h.api.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200)).body.body.task);
+    return out;
+  };
+  const listTotals = async () => (await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200)).body.body.totals;
+  const history = async () => (await h.api.get(`/api/projects/${project.id}/rate-card/history`).expect(200)).body.body.entries;
+
+  for (let round = 0; round < 12; round++) {
+    const body = {
+      roles: roles.filter(() => random.int(4) > 0).map((role) => ({ job_role_id: role.id, hourly_rate: random.int(5) === 0 ? null : currencyRate() })),
+      effective_from: random.pick(DAYS),
+    };
+    const before = await breakdowns();
+    const totalsBefore = await listTotals();
+    const written = await history();
+    const preview = (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, body).expect(200)).body.body;
+    expect(await history()).toEqual(written); // nothing written
+    await h.api.put(`/api/projects/${project.id}/rate-card`, body).expect(200);
+    const after = await breakdowns();
+    const totalsAfter = await listTotals();
+
+    const context = { round, body };
+    expect({ ...context, effective_from: preview.effective_from }).toEqual({ ...context, effective_from: body.effective_from });
+    const pick = (figures: Record<string, number>, names: readonly string[]) => Object.fromEntries(names.map((name) => [name, figures[name]]));
+    expect({ ...context, totals: preview.project_totals }).toEqual({ ...context, totals: { before: pick(totalsBefore, TOTALS), after: pick(totalsAfter, TOTALS) } });
+    const listed = new Map<string, { before: Record<string, number>; after: Record<string, number> }>(
+      preview.tasks.map((t: { id: string; before: Record<string, number>; after: Record<string, number> }) => [t.id, t]),
+    );
+    for (const task of tasks) {
+      const was = pick(before.get(task.id) as Record<string, number>, COSTS);
+      const is = pick(after.get(task.id) as Record<string, number>, COSTS);
+      const entry = listed.get(task.id);
+      if (entry) {
+        expect({ ...context, task: task.id, before: entry.before, after: entry.after }).toEqual({ ...context, task: task.id, before: was, after: is });
+        expect(was).not.toEqual(is);
+      } else {
+        expect({ ...context, task: task.id, unchanged: is }).toEqual({ ...context, task: task.id, unchanged: was });
+      }
+    }
+  }
+  await expectProjectMatchesOracle(h, project.id);
+});
