@@ -25,11 +25,17 @@ function random(seed: number) {
 
 const ROLES: [string, number | null][] = [
   ['Engineer', 95],
+  ['Senior Engineer', 120],
   ['Designer', 80],
   ['Project Manager', 110],
   ['QA Analyst', 65],
   ['Intern', null], // a role with no rate in the card: its members cost 0
 ];
+
+/** Mid-project, engineers get a raise (CONTRACT section 3b): work before it keeps the old rate. */
+const RAISE = { from: '2026-10-15', role: 'Engineer', rate: 105 };
+/** And one engineer is promoted: costed as a senior from that day on. */
+const PROMOTION = { member: 'Bob Smith', role: 'Senior Engineer', from: '2026-10-26' };
 
 const MEMBERS: [string, string | null][] = [
   ['Alice Johnson', 'Engineer'],
@@ -138,6 +144,12 @@ async function seedDemo(trx: Knex): Promise<DemoIds> {
     roles: ROLES.flatMap(([name, rate]) => (rate === null ? [] : [{ job_role_id: roleIds.get(name) as string, hourly_rate: rate }])),
     effective_from: '1970-01-01',
   });
+  await replaceRateCard(trx, SEED_ACTOR, project.id, {
+    roles: ROLES.flatMap(([name, rate]) =>
+      rate === null ? [] : [{ job_role_id: roleIds.get(name) as string, hourly_rate: name === RAISE.role ? RAISE.rate : rate }],
+    ),
+    effective_from: RAISE.from,
+  });
   const memberIds = new Map<string, string>();
   for (const [name, role] of MEMBERS) {
     const email = `${name.split(' ')[0]?.toLowerCase()}@example.com`;
@@ -146,6 +158,10 @@ async function seedDemo(trx: Knex): Promise<DemoIds> {
     await setProjectMember(trx, SEED_ACTOR, project.id, member.id, { job_role_id: role ? (roleIds.get(role) as string) : null });
   }
   const idOf = (name: string) => memberIds.get(name) as string;
+  await setProjectMember(trx, SEED_ACTOR, project.id, idOf(PROMOTION.member), {
+    job_role_id: roleIds.get(PROMOTION.role) as string,
+    effective_from: PROMOTION.from,
+  });
 
   const created: { id: string; name: string }[] = [];
   const start = Date.UTC(2026, 8, 7); // logs spread over the ten weeks from 7 September 2026
