@@ -1,6 +1,6 @@
 import ExcelJS from 'exceljs';
 import type { Writable } from 'node:stream';
-import type { ExportRow, FigureTexts } from './finance.service';
+import type { ExportCostLine, ExportRow, FigureTexts } from './finance.service';
 import { minorUnit } from './money';
 
 /*
@@ -33,10 +33,20 @@ const FIGURES: { key: keyof Figures; header: string; money: boolean }[] = [
 ];
 const TEXT_HEADERS = ['Task', 'Task id', 'Level', 'Parent task', 'Status', 'Priority', 'Phase', 'Billable'];
 
-function fileName(projectName: string, extension: string): string {
+function fileName(projectName: string, extension: string, what = 'finance'): string {
   const slug = projectName.normalize('NFKD').replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'project';
-  return `${slug}-finance-${new Date().toISOString().slice(0, 10)}.${extension}`;
+  return `${slug}-${what}-${new Date().toISOString().slice(0, 10)}.${extension}`;
 }
+
+/** The cost-lines sheet: each exported task's own cost lines per member (CONTRACT section 3b rule 6). */
+const LINE_TEXTS = ['Task', 'Task id', 'Member', 'Member id', 'Job role'] as const;
+const LINE_FIGURES: { key: 'hourly_rate' | 'logged_hours' | 'actual_cost'; header: string; money: boolean }[] = [
+  { key: 'hourly_rate', header: 'Hourly rate', money: true },
+  { key: 'logged_hours', header: 'Logged hours', money: false },
+  { key: 'actual_cost', header: 'Actual cost', money: true },
+];
+const LINE_DAYS = ['First day', 'Last day'] as const;
+const lineTexts = (line: ExportCostLine) => [line.task_name, line.task_id, line.member_name, line.team_member_id, line.job_role];
 
 /** The text columns of every row, in order (parents' names looked up once for the whole tree). */
 function textColumns(tree: ExportTree): (string | number)[][] {
@@ -117,7 +127,25 @@ export function toCsv(tree: ExportTree): ExportFile {
   return { contentType: 'text/csv; charset=utf-8; header=present', fileName: fileName(tree.project.name, 'csv'), write };
 }
 
-export function toXlsx(tree: ExportTree): ExportFile {
+export function toCostLinesCsv(tree: Pick<ExportTree, 'project'>, lines: readonly ExportCostLine[]): ExportFile {
+  const line = (fields: string[]) => fields.map(csvField).join(',') + '\r\n';
+  const header = [...LINE_TEXTS, ...LINE_FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`), ...LINE_DAYS];
+  const write = async (out: Writable) => {
+    await send(out, line(header));
+    for (let start = 0; start < lines.length; start += ROWS_PER_BATCH) {
+      let batch = '';
+      for (const entry of lines.slice(start, start + ROWS_PER_BATCH)) {
+        batch += line([...lineTexts(entry).map(defused), ...LINE_FIGURES.map((f) => entry[f.key]), entry.first_day, entry.last_day]);
+      }
+      await send(out, batch);
+      await nextTurn();
+    }
+    out.end();
+  };
+  return { contentType: 'text/csv; charset=utf-8; header=present', fileName: fileName(tree.project.name, 'csv', 'cost-lines'), write };
+}
+
+export function toXlsx(tree: ExportTree, lines: readonly ExportCostLine[] = []): ExportFile {
   const write = async (out: Writable) => {
     // exceljs's streaming writer: committed rows go to the zip stream and are not kept.
     const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: false });
@@ -148,6 +176,24 @@ export function toXlsx(tree: ExportTree): ExportFile {
     total.font = { bold: true };
     total.commit();
     await sheet.commit();
+    // The second sheet: every exported task's own cost lines, numbers as numbers.
+    const costs = workbook.addWorksheet('Cost lines', { views: [{ state: 'frozen', ySplit: 1 }] });
+    costs.columns = [
+      ...LINE_TEXTS.map((header) => ({ header, width: header === 'Task' || header === 'Member' ? 32 : header.endsWith('id') ? 38 : 20 })),
+      ...LINE_FIGURES.map((f) => ({ header: f.header, width: 16, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
+      ...LINE_DAYS.map((header) => ({ header, width: 12 })),
+    ];
+    costs.getRow(1).font = { bold: true };
+    costs.getRow(1).commit();
+    for (let i = 0; i < lines.length; i++) {
+      const entry = lines[i] as ExportCostLine;
+      costs.addRow([...lineTexts(entry), ...LINE_FIGURES.map((f) => number(entry[f.key])), entry.first_day, entry.last_day]).commit();
+      if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {
+        if (out.destroyed) throw new ClientGone();
+        await nextTurn();
+      }
+    }
+    await costs.commit();
     await workbook.commit();
   };
   return { contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', fileName: fileName(tree.project.name, 'xlsx'), write };

@@ -8,7 +8,7 @@ import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/
 import type { Limiter } from '../limiter';
 import type { ListCache } from './list-cache';
 import { parseBody, parseId, parseQuery } from '../http/validate';
-import { toCsv, toXlsx } from './finance.export';
+import { toCostLinesCsv, toCsv, toXlsx } from './finance.export';
 import { breakdownQuery, exportQuery, fixedCostBody, projectTasksQuery } from './finance.schemas';
 import * as service from './finance.service';
 
@@ -53,8 +53,11 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter):
     const query = parseQuery(exportQuery, req.query);
     // Exports take their turn with list renders (LIST_RENDERS at once): each holds a whole project's rows.
     await renders.run(async () => {
-      const tree = await service.projectTaskTree(db, actorOf(req).teamId, projectId, query);
-      const file = query.format === 'csv' ? toCsv(tree) : toXlsx(tree);
+      const teamId = actorOf(req).teamId;
+      const tree = await service.projectTaskTree(db, teamId, projectId, query);
+      const wantsLines = query.format === 'xlsx' || query.sheet === 'cost_lines';
+      const lines = wantsLines ? await service.costLinesOf(db, teamId, tree.project, tree.rows.map(({ row }) => row), query) : [];
+      const file = query.format === 'xlsx' ? toXlsx(tree, lines) : query.sheet === 'cost_lines' ? toCostLinesCsv(tree, lines) : toCsv(tree);
       res.status(200);
       res.setHeader('Content-Type', file.contentType);
       res.setHeader('Content-Disposition', `attachment; filename="${file.fileName}"`);

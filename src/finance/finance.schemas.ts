@@ -34,6 +34,10 @@ export const projectTasksQuery = z
 export const exportQuery = z
   .object({
     format: z.enum(['csv', 'xlsx']).default('csv'),
+    sheet: z
+      .enum(['tasks', 'cost_lines'])
+      .default('tasks')
+      .describe('CSV only: the tasks (default) or their cost lines; an XLSX file holds both sheets'),
     parent_task_id: uuid().optional(),
     billable_filter: z.enum(BILLABLE_FILTERS).default('all'),
     ...dayRange,

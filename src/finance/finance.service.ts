@@ -312,6 +312,63 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
   return { project: { id: project.id, name: project.name, currency: project.currency }, rows: listed, totals: sumRows(starting) };
 }
 
+/** One cost line of a task's own figures, for the exports: figures as exact decimal text. */
+export type ExportCostLine = {
+  task_id: string;
+  task_name: string;
+  team_member_id: string;
+  member_name: string;
+  job_role: string;
+  hourly_rate: string;
+  logged_hours: string;
+  actual_cost: string;
+  first_day: string;
+  last_day: string;
+};
+
+/**
+ * The cost lines (CONTRACT section 3b rule 6) of the given tasks' own figures, computed by the
+ * calculator with the time logged in `range`: in the tasks' order, then member order, then line order.
+ */
+export async function costLinesOf(
+  db: Knex,
+  teamId: string,
+  project: { id: string; currency: string },
+  tasks: readonly { id: string; name: string }[],
+  range: repo.DayRange,
+): Promise<ExportCostLine[]> {
+  if (tasks.length === 0) return [];
+  const scope: repo.Scope = { kind: 'tasks', projectId: project.id, taskIds: tasks.map((task) => task.id) };
+  const [rows, participants] = await Promise.all([repo.tasksInScope(db, teamId, scope), repo.participantsInScope(db, teamId, scope, nowIso(), range)]);
+  const byId = new Map(rows.map((row) => [row.id, row]));
+  const membersByTask = memberInputsByTask(participants);
+  const lines: ExportCostLine[] = [];
+  for (let from = 0; from < tasks.length; from += SLICE) {
+    if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+    for (const task of tasks.slice(from, from + SLICE)) {
+      const row = byId.get(task.id);
+      if (!row) continue;
+      for (const member of financeOf(row, membersByTask.get(task.id), project.currency).members) {
+        for (const line of member.costLines) {
+          lines.push({
+            task_id: task.id,
+            task_name: task.name,
+            team_member_id: member.teamMemberId,
+            member_name: member.name,
+            job_role: line.jobRole,
+            hourly_rate: line.hourlyRate.toFixed(),
+            logged_hours: line.loggedHours.toFixed(),
+            actual_cost: line.actualCost.toFixed(),
+            first_day: line.firstDay,
+            last_day: line.lastDay,
+          });
+        }
+      }
+    }
+  }
+  return lines;
+}
+
 /** Groups in name order, "None" last (CONTRACT section 4). */
 function presentListGroups(summary: readonly repo.ListSummaryRow[]) {
   const rank = (name: string) => (name === repo.NONE_GROUP ? 1 : 0);

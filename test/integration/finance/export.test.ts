@@ -173,3 +173,84 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
     await h.api.get('/api/project-finance/project/3f1c1b8e-1111-4222-8333-944455556666/export').expect(404);
   });
 });
+
+/*
+ * Cost lines in the exports (CONTRACT section 3b rule 6): Dev at 50.00, 60.00 from 2026-07-01.
+ *   Build (Ann: 3 h on 10 June, 2 h on 2 July; Zed, in no project role: 0.5 h on 1 August)
+ *     └ Docs (Ann: 1 h on 5 July)
+ */
+describe('cost lines in the exports', () => {
+  let linesProject: string;
+  let build: string;
+  let docs: string;
+  let ann: string;
+  let zed: string;
+  let dev: { id: string; name: string };
+  beforeAll(async () => {
+    dev = await createJobRole(h.api);
+    const project = await createProject(h.api, { name: `Lines ${Date.now()}` });
+    linesProject = project.id;
+    await setRateCard(h.api, linesProject, [{ job_role_id: dev.id, hourly_rate: 50 }]);
+    await setRateCard(h.api, linesProject, [{ job_role_id: dev.id, hourly_rate: 60 }], '2026-07-01');
+    ann = (await createMember(h.api, { name: 'Ann' })).id;
+    zed = (await createMember(h.api, { name: 'Zed' })).id;
+    await addToProject(h.api, linesProject, ann, dev.id);
+    build = (await createTask(h.api, linesProject, { name: 'Build', estimated_hours: 8, assignee_ids: [ann] })).id;
+    docs = (await createTask(h.api, linesProject, { name: 'Docs', parent_task_id: build, assignee_ids: [ann] })).id;
+    await logTime(h.api, build, ann, { hours: 3, logged_at: '2026-06-10T09:00:00Z' });
+    await logTime(h.api, build, ann, { hours: 2, logged_at: '2026-07-02T09:00:00Z' });
+    await logTime(h.api, build, zed, { hours: 0.5, logged_at: '2026-08-01T09:00:00Z' });
+    await logTime(h.api, docs, ann, { hours: 1, logged_at: '2026-07-05T09:00:00Z' });
+  });
+
+  const header = ['Task', 'Task id', 'Member', 'Member id', 'Job role', 'Hourly rate (USD)', 'Logged hours', 'Actual cost (USD)', 'First day', 'Last day'];
+
+  it('writes each task\'s own cost lines per member as CSV (sheet=cost_lines), and a range cuts them', async () => {
+    const res = await h.api.get(`/api/project-finance/project/${linesProject}/export?format=csv&sheet=cost_lines`).expect(200);
+    expect(res.headers['content-disposition']).toMatch(/filename="Lines-\d+-cost-lines-\d{4}-\d{2}-\d{2}\.csv"$/);
+    // 3 h x 50 = 150; 2 h x 60 = 120; Zed 0.5 h at 0 ("Unassigned"); Docs: 1 h x 60 = 60.
+    expect(parseCsv(res.text)).toEqual([
+      header,
+      ['Build', build, 'Ann', ann, dev.name, '50', '3', '150', '2026-06-10', '2026-06-10'],
+      ['Build', build, 'Ann', ann, dev.name, '60', '2', '120', '2026-07-02', '2026-07-02'],
+      ['Build', build, 'Zed', zed, 'Unassigned', '0', '0.5', '0', '2026-08-01', '2026-08-01'],
+      ['Docs', docs, 'Ann', ann, dev.name, '60', '1', '60', '2026-07-05', '2026-07-05'],
+    ]);
+    const ranged = await h.api.get(`/api/project-finance/project/${linesProject}/export?format=csv&sheet=cost_lines&from=2026-07-01&to=2026-07-31`).expect(200);
+    expect(parseCsv(ranged.text).map((row) => [row[0], row[2], row[5], row[6], row[7]])).toEqual([
+      ['Task', 'Member', 'Hourly rate (USD)', 'Logged hours', 'Actual cost (USD)'],
+      ['Build', 'Ann', '60', '2', '120'],
+      ['Docs', 'Ann', '60', '1', '60'],
+    ]);
+    // The tasks sheet over the same range: Build's row holds itself and Docs, 3 h and 180.00 of July.
+    const tasks = parseCsv((await h.api.get(`/api/project-finance/project/${linesProject}/export?format=csv&from=2026-07-01&to=2026-07-31`).expect(200)).text);
+    const at = (name: string) => (tasks[0] as string[]).findIndex((column) => column.startsWith(name));
+    expect([tasks[1]?.[0], tasks[1]?.[at('Logged hours')], tasks[1]?.[at('Actual labor cost')]]).toEqual(['Build', '3', '180']);
+    await h.api.get(`/api/project-finance/project/${linesProject}/export?sheet=lines`).expect(400);
+  });
+
+  it('adds a "Cost lines" sheet to the XLSX file, with numeric cells', async () => {
+    const res = await h.api
+      .get(`/api/project-finance/project/${linesProject}/export?format=xlsx`)
+      .buffer(true)
+      .parse((response, callback) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => callback(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(res.body as unknown as ExcelJS.Buffer);
+    const sheet = workbook.getWorksheet('Cost lines') as ExcelJS.Worksheet;
+    const rows: unknown[][] = [];
+    sheet.eachRow((row) => rows.push((row.values as unknown[]).slice(1)));
+    expect(rows).toEqual([
+      header.map((h) => h.replace(' (USD)', '')),
+      ['Build', build, 'Ann', ann, dev.name, 50, 3, 150, '2026-06-10', '2026-06-10'],
+      ['Build', build, 'Ann', ann, dev.name, 60, 2, 120, '2026-07-02', '2026-07-02'],
+      ['Build', build, 'Zed', zed, 'Unassigned', 0, 0.5, 0, '2026-08-01', '2026-08-01'],
+      ['Docs', docs, 'Ann', ann, dev.name, 60, 1, 60, '2026-07-05', '2026-07-05'],
+    ]);
+    expect(sheet.getRow(2).getCell(8).numFmt).toContain('"USD"');
+  });
+});
