@@ -1,12 +1,16 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { hashSecret } from '../src/auth/tokens.service';
-import { refreshTaskLabor } from '../src/finance/labor';
+import { refreshStaleProjects } from '../src/finance/figures';
 
 /*
  * Deterministic benchmark data, written with set-based SQL (generate_series) so two million time logs
  * take seconds, on PostgreSQL and PGlite alike. Every id is md5(<label>) read as a UUID, so the harness
  * knows every id without asking the database.
+ *
+ * Rates and roles are dated (CONTRACT section 3b): every role of every project gets a raise every four
+ * months over the three years of logs, and every fifth project member changes role mid-2024, so cost
+ * lines split as they would in a real project.
  */
 
 export type Size = {
@@ -73,7 +77,7 @@ function bands(n: number): [number, number][] {
 
 export async function datasetPresent(db: Knex, size: Size): Promise<boolean> {
   const team = await db('teams').where({ id: BENCH_TEAM_ID }).first('name');
-  return team?.name === `bench ${size.name} v2`;
+  return team?.name === `bench ${size.name} v3`;
 }
 
 export async function generate(db: Knex, size: Size, log: (line: string) => void): Promise<void> {
@@ -107,11 +111,30 @@ export async function generate(db: Knex, size: Size, log: (line: string) => void
        from generate_series(0, cast(? as integer)) p, generate_series(0, cast(? as integer)) r`,
       [team, size.projects - 1, ROLES - 1],
     );
+    // A raise every four months from May 2023 to September 2025.
     await db.raw(
-      `insert into project_members (team_id, project_id, team_member_id, job_role_id)
-       select ?, md5('p' || p)::uuid, md5('m' || ((p * 7 + k) % ?))::uuid, case when k % 10 = 9 then null else md5('r' || (k % ?))::uuid end
+      `insert into project_rate_cards (team_id, project_id, job_role_id, effective_from, hourly_rate)
+       select ?, md5('p' || p)::uuid, md5('r' || r)::uuid, (date '2023-01-01' + n * interval '4 months')::date,
+              50 + (p * 13 + r * 7) % 100 + (r % 4) * 0.25 + 5 * n
+       from generate_series(0, cast(? as integer)) p, generate_series(0, cast(? as integer)) r, generate_series(1, 8) n`,
+      [team, size.projects - 1, ROLES - 1],
+    );
+    await db.raw(
+      `insert into project_members (team_id, project_id, team_member_id)
+       select ?, md5('p' || p)::uuid, md5('m' || ((p * 7 + k) % ?))::uuid
        from generate_series(0, cast(? as integer)) p, generate_series(0, cast(? as integer)) k`,
-      [team, size.members, ROLES, size.projects - 2, MEMBERS_PER_PROJECT - 1],
+      [team, size.members, size.projects - 2, MEMBERS_PER_PROJECT - 1],
+    );
+    // Each member's role from the beginning; every fifth one changes role on 1 July 2024.
+    await db.raw(
+      `insert into project_member_roles (team_id, project_id, team_member_id, effective_from, job_role_id)
+       select ?, md5('p' || p)::uuid, md5('m' || ((p * 7 + k) % ?))::uuid, date '1970-01-01',
+              case when k % 10 = 9 then null else md5('r' || (k % ?))::uuid end
+       from generate_series(0, cast(? as integer)) p, generate_series(0, cast(? as integer)) k
+       union all
+       select ?, md5('p' || p)::uuid, md5('m' || ((p * 7 + k) % ?))::uuid, date '2024-07-01', md5('r' || ((k + 1) % ?))::uuid
+       from generate_series(0, cast(? as integer)) p, generate_series(0, cast(? as integer)) k where k % 5 = 0`,
+      [team, size.members, ROLES, size.projects - 2, MEMBERS_PER_PROJECT - 1, team, size.members, ROLES, size.projects - 2, MEMBERS_PER_PROJECT - 1],
     );
   });
   await step(`${size.tasks} tasks in trees up to three levels deep, with assignees`, async () => {
@@ -167,8 +190,13 @@ export async function generate(db: Knex, size: Size, log: (line: string) => void
   await step(`the big task: ${size.bigTaskAssignees} assignees, ${size.bigTaskLogs} logs`, async () => {
     const p = size.projects - 1;
     await db.raw(
-      `insert into project_members (team_id, project_id, team_member_id, job_role_id)
-       select ?, md5('p' || ?)::uuid, md5('m' || k)::uuid, md5('r' || (k % ?))::uuid from generate_series(0, cast(? as integer)) k`,
+      `insert into project_members (team_id, project_id, team_member_id)
+       select ?, md5('p' || ?)::uuid, md5('m' || k)::uuid from generate_series(0, cast(? as integer)) k`,
+      [team, p, Math.min(BIG_PROJECT_MEMBERS, size.members) - 1],
+    );
+    await db.raw(
+      `insert into project_member_roles (team_id, project_id, team_member_id, effective_from, job_role_id)
+       select ?, md5('p' || ?)::uuid, md5('m' || k)::uuid, date '1970-01-01', md5('r' || (k % ?))::uuid from generate_series(0, cast(? as integer)) k`,
       [team, p, ROLES, Math.min(BIG_PROJECT_MEMBERS, size.members) - 1],
     );
     await db.raw(
@@ -186,7 +214,7 @@ export async function generate(db: Knex, size: Size, log: (line: string) => void
       [team, Math.min(BIG_PROJECT_MEMBERS, size.members), size.bigTaskLogs - 1],
     );
   });
-  await step('running totals per task and member', async () => {
+  await step('running totals per task and member, and per day', async () => {
     await db.raw(
       `insert into task_member_time (team_id, project_id, task_id, team_member_id, total_seconds, log_count)
        select l.team_id, t.project_id, l.task_id, l.team_member_id, sum(l.seconds), count(*)
@@ -194,14 +222,22 @@ export async function generate(db: Knex, size: Size, log: (line: string) => void
        where l.team_id = ? group by 1, 2, 3, 4`,
       [team],
     );
+    // Every bench project is in UTC.
+    await db.raw(
+      `insert into task_member_day_time (team_id, project_id, task_id, team_member_id, day, total_seconds, log_count)
+       select l.team_id, t.project_id, l.task_id, l.team_member_id, (l.logged_at at time zone 'UTC')::date, sum(l.seconds), count(*)
+       from time_logs l join tasks t on t.team_id = l.team_id and t.id = l.task_id
+       where l.team_id = ? group by 1, 2, 3, 4, 5`,
+      [team],
+    );
     await db.raw('analyze');
   });
-  await step('labor figures of every task, by the calculator', async () => {
-    const projects: { id: string; currency: string }[] = await db('projects').where({ team_id: team }).select('id', 'currency');
-    for (const project of projects) await refreshTaskLabor(db, team, project, 'all');
+  await step('labor figures of every task, by the calculator, stamped', async () => {
+    // Every project without a stamp: computed and stamped, as a start-up after a migration would.
+    await refreshStaleProjects(db);
     // The labor step inserts then updates every row: vacuum the dead versions and gather statistics,
     // as autovacuum would a little later, so every run starts from the same state.
     await db.raw('vacuum analyze task_labor');
   });
-  await db('teams').where({ id: team }).update({ name: `bench ${size.name} v2` });
+  await db('teams').where({ id: team }).update({ name: `bench ${size.name} v3` });
 }

@@ -13,7 +13,8 @@ import { commandOption, log, machine, postgresTarget, prepare, rssOf, startServi
  *  1. Concurrent exports of the large project: 12 XLSX, then 20 CSV, with the service's RSS sampled
  *     (first, on a service that has done nothing else yet).
  *  2. Project-wide writes on the large project (rate-card change, member rename, member role change),
- *     each followed by the project's list (where a lazy recomputation would be paid).
+ *     each followed by the project's list (where a lazy recomputation would be paid); then dry runs
+ *     of rate changes (POST /rate-card/preview) and a list over a date range.
  *  3. Time-log POSTs on random tasks of one project and on one single task, against /healthz's own
  *     throughput at the same concurrency.
  *  4. Two teams: team B sends 600 time-log POSTs at once on one task while team A keeps reading its
@@ -173,6 +174,31 @@ async function main() {
       const t2 = performance.now();
       const healthz = await stop();
       report(`| ${name} | ${ms(t1 - t0)} | ${ms(t2 - t1)} | ${ms(healthz.max)} |`);
+    }
+
+    // 2b. Dry runs of rate changes and a list over a date range (both computed, not read from stored figures).
+    report('');
+    report(`### Rate-card previews and a ranged list on the ${size.largeProjectTasks}-task project`);
+    report('');
+    report('| Request | answer | tasks changed | worst /healthz meanwhile |');
+    report('|---|---:|---:|---:|');
+    const now = await ok<{ roles: { job_role_id: string; hourly_rate: number }[] }>(BENCH_TOKEN, 'GET', `/api/projects/${large}/rate-card`);
+    const raised = (all: boolean) => ({
+      effective_from: '2025-06-01',
+      roles: now.roles.map((r, i) => ({ job_role_id: r.job_role_id, hourly_rate: all || i === 0 ? Number(r.hourly_rate) + 1 : Number(r.hourly_rate) })),
+    });
+    const dryRuns: [string, () => Promise<{ tasks?: unknown[] }>][] = [
+      ['preview: one role +1 from 2025-06-01', () => ok(BENCH_TOKEN, 'POST', `/api/projects/${large}/rate-card/preview`, raised(false))],
+      ['preview: every role +1 from 2025-06-01', () => ok(BENCH_TOKEN, 'POST', `/api/projects/${large}/rate-card/preview`, raised(true))],
+      ['list, from 2025-01-01 to 2025-06-30', () => ok(BENCH_TOKEN, 'GET', `${listRoute}?from=2025-01-01&to=2025-06-30`)],
+    ];
+    for (const [name, request] of dryRuns) {
+      const stop = probeHealthz();
+      const t0 = performance.now();
+      const answer = await request();
+      const took = performance.now() - t0;
+      const healthz = await stop();
+      report(`| ${name} | ${ms(took)} | ${answer.tasks?.length ?? '-'} | ${ms(healthz.max)} |`);
     }
 
     // 3. Time logs per project and per task.
