@@ -128,11 +128,11 @@ export async function generate(db: Knex, size: Size, log: (line: string) => void
     // Each member's role from the beginning; every fifth one changes role on 1 July 2024.
     await db.raw(
       `insert into project_member_roles (team_id, project_id, team_member_id, effective_from, job_role_id)
-       select ?, md5('p' || p)::uuid, md5('m' || ((p * 7 + k) % ?))::uuid, date '1970-01-01',
+       select cast(? as uuid), md5('p' || p)::uuid, md5('m' || ((p * 7 + k) % ?))::uuid, date '1970-01-01',
               case when k % 10 = 9 then null else md5('r' || (k % ?))::uuid end
        from generate_series(0, cast(? as integer)) p, generate_series(0, cast(? as integer)) k
        union all
-       select ?, md5('p' || p)::uuid, md5('m' || ((p * 7 + k) % ?))::uuid, date '2024-07-01', md5('r' || ((k + 1) % ?))::uuid
+       select cast(? as uuid), md5('p' || p)::uuid, md5('m' || ((p * 7 + k) % ?))::uuid, date '2024-07-01', md5('r' || ((k + 1) % ?))::uuid
        from generate_series(0, cast(? as integer)) p, generate_series(0, cast(? as integer)) k where k % 5 = 0`,
       [team, size.members, ROLES, size.projects - 2, MEMBERS_PER_PROJECT - 1, team, size.members, ROLES, size.projects - 2, MEMBERS_PER_PROJECT - 1],
     );

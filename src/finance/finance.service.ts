@@ -10,7 +10,7 @@ import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
 import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, rollUp, taskTotals, variance } from './calculator';
 import { Decimal, sum, toDecimal } from './money';
-import { financeOf, memberInputsByTask } from './labor';
+import { computeOwnFigures, financeOf, memberInputsByTask, nextTurn } from './labor';
 import { readCurrent } from './figures';
 import { nowIso } from '../clock';
 import { presentAssignees, presentGroups, presentMembers, presentSummary } from './present';
@@ -148,8 +148,8 @@ function figureTexts(totals: TaskTotals): FigureTexts {
 /** What a list filter selects: the tasks whose own figures count, where the listing starts, the log days counted. */
 export type ListFilter = { billable_filter: ProjectTasksQuery['billable_filter']; parent_task_id?: string } & repo.DayRange;
 
-/** Tasks computed between two yields to the event loop, in lists computed on the fly. */
-const SLICE = 100;
+/** Cost lines written out between two yields to the event loop. */
+const SLICE = 500;
 
 /** A listed row computed on the fly: its figures as exact text, with its assignees. */
 type ComputedRow = repo.ListedRow & { project_id: string; assignees: ReturnType<typeof presentAssignees> };
@@ -166,16 +166,7 @@ async function computedTreeRows(
   range: repo.DayRange,
 ): Promise<ComputedRow[]> {
   const scope: repo.Scope = { kind: 'project', projectId: project.id };
-  const [tasks, participants] = await Promise.all([
-    repo.tasksInScope(db, teamId, scope),
-    repo.participantsInScope(db, teamId, scope, nowIso(), range),
-  ]);
-  const membersByTask = memberInputsByTask(participants);
-  const finances = new Map<string, TaskFinance>();
-  for (let from = 0; from < tasks.length; from += SLICE) {
-    if (from > 0) await new Promise((resolve) => setImmediate(resolve));
-    for (const task of tasks.slice(from, from + SLICE)) finances.set(task.id, financeOf(task, membersByTask.get(task.id), project.currency));
-  }
+  const { tasks, membersByTask, finances } = await computeOwnFigures(db, teamId, project.currency, scope, nowIso(), range);
   const tree = tasks.map((task) => ({
     id: task.id,
     parentId: task.parent_task_id,
@@ -339,16 +330,12 @@ export async function costLinesOf(
 ): Promise<ExportCostLine[]> {
   if (tasks.length === 0) return [];
   const scope: repo.Scope = { kind: 'tasks', projectId: project.id, taskIds: tasks.map((task) => task.id) };
-  const [rows, participants] = await Promise.all([repo.tasksInScope(db, teamId, scope), repo.participantsInScope(db, teamId, scope, nowIso(), range)]);
-  const byId = new Map(rows.map((row) => [row.id, row]));
-  const membersByTask = memberInputsByTask(participants);
+  const { finances } = await computeOwnFigures(db, teamId, project.currency, scope, nowIso(), range);
   const lines: ExportCostLine[] = [];
   for (let from = 0; from < tasks.length; from += SLICE) {
-    if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (from > 0) await nextTurn();
     for (const task of tasks.slice(from, from + SLICE)) {
-      const row = byId.get(task.id);
-      if (!row) continue;
-      for (const member of financeOf(row, membersByTask.get(task.id), project.currency).members) {
+      for (const member of finances.get(task.id)?.members ?? []) {
         for (const line of member.costLines) {
           lines.push({
             task_id: task.id,

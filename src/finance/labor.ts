@@ -54,8 +54,34 @@ export function financeOf(
   );
 }
 
-/** Tasks computed and stored between two yields to the event loop. */
+/** Tasks computed (and stored) between two yields to the event loop. */
 const SLICE = 100;
+
+/** Waits for the event loop's next turn, so a long computation lets other requests in between slices. */
+export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/**
+ * The own figures of the tasks in scope, computed by the calculator with the rates and roles of the
+ * instant `now` and the time logged in `range`, in slices (yielding to the event loop between them):
+ * for figures that are not stored (ranges, previews, cost lines of exports).
+ */
+export async function computeOwnFigures(
+  db: Knex,
+  teamId: string,
+  currency: string,
+  scope: repo.Scope,
+  now: string,
+  range: repo.DayRange = {},
+) {
+  const tasks = await repo.tasksInScope(db, teamId, scope);
+  const membersByTask = memberInputsByTask(await repo.participantsInScope(db, teamId, scope, now, range));
+  const finances = new Map<string, TaskFinance>();
+  for (let from = 0; from < tasks.length; from += SLICE) {
+    if (from > 0) await nextTurn();
+    for (const task of tasks.slice(from, from + SLICE)) finances.set(task.id, financeOf(task, membersByTask.get(task.id), currency));
+  }
+  return { tasks, membersByTask, finances };
+}
 
 /**
  * Recomputes and stores the given tasks' figures (or every task's) with the rates and roles in force
@@ -78,7 +104,7 @@ export async function refreshTaskLabor(
   // In slices, yielding to the event loop between them: a whole project's recomputation (thousands
   // of tasks through the calculator) must not hold every other request up while it runs.
   for (let from = 0; from < tasks.length; from += SLICE) {
-    if (from > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (from > 0) await nextTurn();
     const rows = tasks.slice(from, from + SLICE).map((task) => {
       const members = membersByTask.get(task.id) ?? [];
       const finance = financeOf(task, members, project.currency);

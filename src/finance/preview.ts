@@ -6,7 +6,7 @@ import { applyRateCard, getProject } from '../projects/projects.service';
 import type { RateCardBody } from '../projects/projects.schemas';
 import { TaskFinance, TaskTotals, addTotals, rollUp, taskTotals } from './calculator';
 import { bringCurrent } from './figures';
-import { financeOf, memberInputsByTask } from './labor';
+import { computeOwnFigures } from './labor';
 import { Decimal, ZERO, toDecimal } from './money';
 import * as repo from './finance.repository';
 
@@ -28,21 +28,11 @@ import * as repo from './finance.repository';
  *    changed tasks' differences (only tasks under no archived ancestor count, as in the list).
  */
 
-/** Tasks computed between two yields to the event loop. */
-const SLICE = 200;
-
 /** The own figures of the given tasks (or of every task) at the instant `now`, in creation order. */
 async function ownFigures(db: Knex, teamId: string, project: ProjectRow, now: string, taskIds: readonly string[] | 'all') {
   const scope: repo.Scope = taskIds === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds };
   if (taskIds !== 'all' && taskIds.length === 0) return { tasks: [], finances: new Map<string, TaskFinance>() };
-  const tasks = await repo.tasksInScope(db, teamId, scope);
-  const membersByTask = memberInputsByTask(await repo.participantsInScope(db, teamId, scope, now));
-  const finances = new Map<string, TaskFinance>();
-  for (let from = 0; from < tasks.length; from += SLICE) {
-    if (from > 0) await new Promise((resolve) => setImmediate(resolve));
-    for (const task of tasks.slice(from, from + SLICE)) finances.set(task.id, financeOf(task, membersByTask.get(task.id), project.currency));
-  }
-  return { tasks, finances };
+  return computeOwnFigures(db, teamId, project.currency, scope, now);
 }
 
 /** The own figures of the given tasks as they are: stored (what their breakdowns answer) when current, else computed. */
