@@ -20,14 +20,27 @@ export function log(line: string) {
   process.stdout.write(`${line}\n`);
 }
 
-/** Migrates the target and generates the dataset unless it is already there. */
+/**
+ * Migrates the target and generates the dataset unless it is already there. A PostgreSQL database
+ * holding another version of the dataset (or an interrupted one) is dropped and created again first.
+ */
 export async function prepare(target: DatabaseTarget, size: Size): Promise<void> {
-  const db = createDb(target);
+  let db = createDb(target);
   try {
     await migrateToLatest(db);
     if (await datasetPresent(db, size)) {
       log(`dataset "${size.name}" already present`);
       return;
+    }
+    if (target.kind === 'postgres') {
+      await db.destroy();
+      const name = new URL(target.url).pathname.slice(1);
+      const admin = createDb({ kind: 'postgres', url: serverUrl, poolMax: 1 });
+      await admin.raw(`drop database if exists ${name} with (force)`);
+      await admin.raw(`create database ${name}`);
+      await admin.destroy();
+      db = createDb(target);
+      await migrateToLatest(db);
     }
     log(`generating dataset "${size.name}"...`);
     const started = Date.now();
