@@ -145,7 +145,9 @@ export function toCostLinesCsv(tree: Pick<ExportTree, 'project'>, lines: readonl
   return { contentType: 'text/csv; charset=utf-8; header=present', fileName: fileName(tree.project.name, 'csv', 'cost-lines'), write };
 }
 
-export function toXlsx(tree: ExportTree, lines: readonly ExportCostLine[] = []): ExportFile {
+/** The XLSX file; with `lines` (sheet=cost_lines, even none), a second sheet of cost lines. */
+export function toXlsx(tree: ExportTree, lines?: readonly ExportCostLine[]): ExportFile {
+  const withLines = lines !== undefined;
   const write = async (out: Writable) => {
     // exceljs's streaming writer: committed rows go to the zip stream and are not kept.
     const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({ stream: out, useStyles: true, useSharedStrings: false });
@@ -176,25 +178,36 @@ export function toXlsx(tree: ExportTree, lines: readonly ExportCostLine[] = []):
     total.font = { bold: true };
     total.commit();
     await sheet.commit();
-    // The second sheet: every exported task's own cost lines, numbers as numbers.
-    const costs = workbook.addWorksheet('Cost lines', { views: [{ state: 'frozen', ySplit: 1 }] });
-    costs.columns = [
-      ...LINE_TEXTS.map((header) => ({ header, width: header === 'Task' || header === 'Member' ? 32 : header.endsWith('id') ? 38 : 20 })),
-      ...LINE_FIGURES.map((f) => ({ header: f.header, width: 16, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
-      ...LINE_DAYS.map((header) => ({ header, width: 12 })),
-    ];
-    costs.getRow(1).font = { bold: true };
-    costs.getRow(1).commit();
-    for (let i = 0; i < lines.length; i++) {
-      const entry = lines[i] as ExportCostLine;
-      costs.addRow([...lineTexts(entry), ...LINE_FIGURES.map((f) => number(entry[f.key])), entry.first_day, entry.last_day]).commit();
-      if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {
-        if (out.destroyed) throw new ClientGone();
-        await nextTurn();
-      }
-    }
-    await costs.commit();
+    // With sheet=cost_lines, a second sheet: every exported task's own cost lines, numbers as numbers.
+    if (withLines) await writeCostLines(workbook, lines, moneyFormat, out);
     await workbook.commit();
   };
   return { contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', fileName: fileName(tree.project.name, 'xlsx'), write };
+}
+
+/** The cost-lines sheet of an XLSX file, streamed like the first. */
+async function writeCostLines(
+  workbook: ExcelJS.stream.xlsx.WorkbookWriter,
+  lines: readonly ExportCostLine[],
+  moneyFormat: string,
+  out: Writable,
+): Promise<void> {
+  const number = (value: string) => Number(value);
+  const costs = workbook.addWorksheet('Cost lines', { views: [{ state: 'frozen', ySplit: 1 }] });
+  costs.columns = [
+    ...LINE_TEXTS.map((header) => ({ header, width: header === 'Task' || header === 'Member' ? 32 : header.endsWith('id') ? 38 : 20 })),
+    ...LINE_FIGURES.map((f) => ({ header: f.header, width: 16, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
+    ...LINE_DAYS.map((header) => ({ header, width: 12 })),
+  ];
+  costs.getRow(1).font = { bold: true };
+  costs.getRow(1).commit();
+  for (let i = 0; i < lines.length; i++) {
+    const entry = lines[i] as ExportCostLine;
+    costs.addRow([...lineTexts(entry), ...LINE_FIGURES.map((f) => number(entry[f.key])), entry.first_day, entry.last_day]).commit();
+    if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {
+      if (out.destroyed) throw new ClientGone();
+      await nextTurn();
+    }
+  }
+  await costs.commit();
 }

@@ -55,9 +55,9 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter):
     await renders.run(async () => {
       const teamId = actorOf(req).teamId;
       const tree = await service.projectTaskTree(db, teamId, projectId, query);
-      const wantsLines = query.format === 'xlsx' || query.sheet === 'cost_lines';
-      const lines = wantsLines ? await service.costLinesOf(db, teamId, tree.project, tree.rows.map(({ row }) => row), query) : [];
-      const file = query.format === 'xlsx' ? toXlsx(tree, lines) : query.sheet === 'cost_lines' ? toCostLinesCsv(tree, lines) : toCsv(tree);
+      const wantsLines = query.sheet === 'cost_lines';
+      const lines = wantsLines ? await service.costLinesOf(db, teamId, tree.project, tree.rows.map(({ row }) => row), query) : undefined;
+      const file = query.format === 'xlsx' ? toXlsx(tree, lines) : lines ? toCostLinesCsv(tree, lines) : toCsv(tree);
       res.status(200);
       res.setHeader('Content-Type', file.contentType);
       res.setHeader('Content-Disposition', `attachment; filename="${file.fileName}"`);

@@ -37,7 +37,7 @@ export const exportQuery = z
     sheet: z
       .enum(['tasks', 'cost_lines'])
       .default('tasks')
-      .describe('CSV only: the tasks (default) or their cost lines; an XLSX file holds both sheets'),
+      .describe('cost_lines: a CSV file of the tasks\' cost lines instead of the tasks; an XLSX file with a second sheet of them'),
     parent_task_id: uuid().optional(),
     billable_filter: z.enum(BILLABLE_FILTERS).default('all'),
     ...dayRange,

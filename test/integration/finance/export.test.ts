@@ -229,9 +229,21 @@ describe('cost lines in the exports', () => {
     await h.api.get(`/api/project-finance/project/${linesProject}/export?sheet=lines`).expect(400);
   });
 
-  it('adds a "Cost lines" sheet to the XLSX file, with numeric cells', async () => {
-    const res = await h.api
+  it('adds a "Cost lines" sheet to the XLSX file with sheet=cost_lines, with numeric cells (and none without it)', async () => {
+    const plain = await h.api
       .get(`/api/project-finance/project/${linesProject}/export?format=xlsx`)
+      .buffer(true)
+      .parse((response, callback) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => callback(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
+    const plainBook = new ExcelJS.Workbook();
+    await plainBook.xlsx.load(plain.body as unknown as ExcelJS.Buffer);
+    expect(plainBook.worksheets.map((sheet) => sheet.name)).toEqual(['Finance']);
+    const res = await h.api
+      .get(`/api/project-finance/project/${linesProject}/export?format=xlsx&sheet=cost_lines`)
       .buffer(true)
       .parse((response, callback) => {
         const chunks: Buffer[] = [];
