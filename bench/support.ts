@@ -71,7 +71,9 @@ export function startService(target: DatabaseTarget, port: number, settings: Rec
   delete env.ADMIN_TOKEN;
   if (target.kind === 'postgres') env.DATABASE_URL = target.url;
   else env.DATA_DIR = target.dataDir;
-  return spawn(process.execPath, ['dist/src/server.js'], { env, stdio: ['ignore', 'ignore', 'inherit'] });
+  // BENCH_SERVICE_LOGS=1 shows the service's log (warnings and errors) beside the report.
+  const stdout = process.env.BENCH_SERVICE_LOGS === '1' ? 'inherit' : 'ignore';
+  return spawn(process.execPath, ['dist/src/server.js'], { env, stdio: ['ignore', stdout, 'inherit'] });
 }
 
 /** A port nothing listens on now (the kernel's choice for port 0). */
