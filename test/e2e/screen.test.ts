@@ -206,6 +206,62 @@ describeInBrowser('the finance screen in Chromium', () => {
     });
   });
 
+  it('shows how a member\'s actual cost is made up (cost lines), and previews a rate change before saving it', async () => {
+    await step('cost lines', async () => {
+      // The demo's Bob Smith worked on the regression suite before the engineers' raise, after it, and after his promotion.
+      const qa = (await list()).tasks.find((t) => t.name === 'Quality assurance') as ListTask;
+      const suite = (await list(`parent_task_id=${qa.id}`)).tasks.find((t) => t.name === 'Regression suite') as ListTask;
+      type Line = { job_role: string; hourly_rate: number; logged_hours: number; actual_cost: number; first_day: string; last_day: string };
+      type Member = { name: string; cost_lines: Line[] };
+      const breakdown = await api<{ members: Member[] }>(`/project-finance/task/${suite.id}/breakdown`);
+      const bob = breakdown.members.find((m) => m.name === 'Bob Smith') as Member;
+      expect(bob.cost_lines.length).toBeGreaterThan(1);
+      const toggle = page.getByRole('button', { name: `Expand subtasks of ${qa.name}` });
+      if (await toggle.count()) await toggle.click();
+      await page.getByRole('button', { name: `Breakdown of ${suite.name}` }).click();
+      const panel = page.getByRole('complementary', { name: suite.name });
+      await panel.locator('tr.cost-line').first().waitFor();
+      const shownLines: string[][] = [];
+      for (const row of await panel.locator('tr.cost-line').all()) shownLines.push((await row.locator('th, td').allInnerTexts()).map((t) => t.trim()));
+      // Every member with more than one line shows them all; Bob's are among them, as the API gives them.
+      const expectedLines = bob.cost_lines.map((l) => [
+        `${l.job_role}, ${l.first_day === l.last_day ? l.first_day : `${l.first_day} to ${l.last_day}`}`,
+        usd.format(l.hourly_rate),
+        '',
+        hours.format(l.logged_hours),
+        '',
+        usd.format(l.actual_cost),
+      ]);
+      for (const line of expectedLines) expect(shownLines).toContainEqual(line);
+      await panel.getByRole('button', { name: 'Close the breakdown' }).click();
+      await panel.waitFor({ state: 'detached' });
+    });
+
+    await step('rate preview', async () => {
+      type Card = { roles: { job_role_id: string; job_role_name: string; hourly_rate: number }[] };
+      const card = await api<Card>(`/projects/${project.id}/rate-card`);
+      const engineer = card.roles.find((r) => r.job_role_name === 'Engineer') as Card['roles'][number];
+      const body = { effective_from: '2026-10-20', roles: card.roles.map((r) => ({ job_role_id: r.job_role_id, hourly_rate: r.job_role_id === engineer.job_role_id ? 130 : r.hourly_rate })) };
+      type Totals = { total_estimated_cost: number; total_actual_cost: number };
+      const expectedPreview = await api<{ project_totals: { before: Totals; after: Totals }; tasks: unknown[] }>(`/projects/${project.id}/rate-card/preview`, { method: 'POST', body });
+      const section = page.locator('section.rate-card');
+      await section.getByRole('button', { name: 'Edit rates' }).click();
+      await section.getByLabel('Hourly rate of Engineer', { exact: true }).fill('130');
+      await section.getByLabel('Effective from').fill('2026-10-20');
+      await section.getByRole('button', { name: 'Preview' }).click();
+      const totals = section.getByRole('table', { name: 'Project totals' });
+      await totals.waitFor();
+      const cells = (await totals.locator('tbody tr').first().locator('td').allInnerTexts()).map((t) => t.trim());
+      expect(cells).toEqual([usd.format(expectedPreview.project_totals.before.total_estimated_cost), usd.format(expectedPreview.project_totals.after.total_estimated_cost)]);
+      const actual = (await totals.locator('tbody tr').nth(1).locator('td').allInnerTexts()).map((t) => t.trim());
+      expect(actual).toEqual([usd.format(expectedPreview.project_totals.before.total_actual_cost), usd.format(expectedPreview.project_totals.after.total_actual_cost)]);
+      await section.getByText(`${expectedPreview.tasks.length} tasks change:`).waitFor();
+      // Nothing was written by the preview; cancelling leaves the card as it was.
+      await section.getByRole('button', { name: 'Cancel' }).click();
+      expect((await api<Card>(`/projects/${project.id}/rate-card`)).roles).toEqual(card.roles);
+    });
+  });
+
   it('edits a fixed cost in place, resolves a 412, and refreshes the roll-ups', async () => {
     const parent = (await list()).tasks.find((t) => t.sub_tasks_count > 0) as ListTask;
     const leaf = (await list(`parent_task_id=${parent.id}`)).tasks.find((t) => t.sub_tasks_count === 0) as ListTask;

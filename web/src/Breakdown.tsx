@@ -1,5 +1,5 @@
 import { BarElement, CategoryScale, Chart as ChartJS, Legend, LinearScale, Tooltip } from 'chart.js';
-import { useEffect, useRef, useState } from 'react';
+import { Fragment, useEffect, useRef, useState } from 'react';
 import { Bar } from 'react-chartjs-2';
 import { Api, Breakdown } from './api';
 import { formatHours, formatMoney, toNumber } from './format';
@@ -115,14 +115,30 @@ export function BreakdownPanel({ api, taskId, withSubtasks, currency, revision, 
                         <td className="num">{money(group.actual_cost)}</td>
                       </tr>
                       {group.members.map((m) => (
-                        <tr key={m.team_member_id} className="member-row">
-                          <th scope="row" className="member">{m.name}</th>
-                          <td className="num">{money(m.hourly_rate)}</td>
-                          <td className="num">{formatHours(m.estimated_hours)}</td>
-                          <td className="num">{formatHours(m.logged_hours)}</td>
-                          <td className="num">{money(m.estimated_cost)}</td>
-                          <td className="num">{money(m.actual_cost)}</td>
-                        </tr>
+                        <Fragment key={m.team_member_id}>
+                          <tr className="member-row">
+                            <th scope="row" className="member">{m.name}</th>
+                            <td className="num">{money(m.hourly_rate)}</td>
+                            <td className="num">{formatHours(m.estimated_hours)}</td>
+                            <td className="num">{formatHours(m.logged_hours)}</td>
+                            <td className="num">{money(m.estimated_cost)}</td>
+                            <td className="num">{money(m.actual_cost)}</td>
+                          </tr>
+                          {/* How the actual cost is made up: one line per role and rate in force on the days logged. */}
+                          {m.cost_lines.length > 1 &&
+                            m.cost_lines.map((line) => (
+                              <tr key={`${line.first_day}|${line.job_role}|${String(line.hourly_rate)}`} className="cost-line">
+                                <th scope="row" className="line">
+                                  {line.job_role}, {line.first_day === line.last_day ? line.first_day : `${line.first_day} to ${line.last_day}`}
+                                </th>
+                                <td className="num">{money(line.hourly_rate)}</td>
+                                <td />
+                                <td className="num">{formatHours(line.logged_hours)}</td>
+                                <td />
+                                <td className="num">{money(line.actual_cost)}</td>
+                              </tr>
+                            ))}
+                        </Fragment>
                       ))}
                     </tbody>
                   ))}

@@ -38,6 +38,16 @@ export type ListTask = Sums & {
 export type Group = Sums & { group_name: string; task_ids: string[] };
 export type TaskList = { project: Project; tasks: ListTask[]; totals: Sums; groups?: Group[] };
 
+/** How a member's actual cost is made up: its time on the days one (role, rate) was in force. */
+export type CostLine = {
+  job_role: string;
+  hourly_rate: Decimal;
+  logged_hours: Decimal;
+  actual_cost: Decimal;
+  first_day: string;
+  last_day: string;
+};
+
 export type MemberFigures = {
   team_member_id: string;
   name: string;
@@ -46,6 +56,7 @@ export type MemberFigures = {
   logged_hours: Decimal;
   estimated_cost: Decimal;
   actual_cost: Decimal;
+  cost_lines: CostLine[];
 };
 export type Breakdown = {
   task: Omit<Sums, 'variance'> & { id: string; name: string; currency: string; billable: boolean };
@@ -59,7 +70,23 @@ export type Breakdown = {
   }[];
 };
 
-export type RateCard = { project_id: string; currency: string; roles: { job_role_id: string; job_role_name: string; hourly_rate: Decimal }[] };
+export type RateCard = {
+  project_id: string;
+  currency: string;
+  date: string;
+  roles: { job_role_id: string; job_role_name: string; hourly_rate: Decimal; effective_from: string }[];
+};
+
+/** The seven summed figures of a project's totals, and a task's four costs (the rate-card preview). */
+export type PreviewTotals = Omit<Sums, 'variance'>;
+export type PreviewCosts = { estimated_labor_cost: Decimal; actual_labor_cost: Decimal; total_estimated_cost: Decimal; total_actual_cost: Decimal };
+export type RatePreview = {
+  project_id: string;
+  currency: string;
+  effective_from: string;
+  project_totals: { before: PreviewTotals; after: PreviewTotals };
+  tasks: { id: string; name: string; before: PreviewCosts; after: PreviewCosts }[];
+};
 
 export type BillableFilter = 'all' | 'billable' | 'non-billable';
 export type GroupBy = '' | 'status' | 'priority' | 'phase';
