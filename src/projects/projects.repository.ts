@@ -137,6 +137,33 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
 }
 
 /**
+ * lockProject for a write to one task's own figures ('task-figures'), found by the task: in one
+ * statement, the project of the non-archived task `taskId` is taken shared and the task is marked;
+ * undefined when there is no such task. (A time log's whole write is then one more statement.)
+ */
+export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string): Promise<ProjectRow | undefined> {
+  const result = await prepared(
+    db.raw(
+      `with locked as (
+         select ${COLUMNS.map((column) => `p.${column}`).join(', ')}, p.team_id
+         from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
+         where t.team_id = :teamId and t.id = :taskId and t.archived_at is null
+         for share of p
+       ),
+       marked as (
+         insert into stale_tasks (team_id, project_id, task_id, revision)
+         select team_id, id, cast(:taskId as uuid), revision from locked
+         returning 1
+       )
+       select ${COLUMNS.join(', ')} from locked`,
+      { teamId, taskId },
+    ),
+    'lock_project_of_task',
+  );
+  return result.rows[0];
+}
+
+/**
  * The write lock of every project of the team, for a change to a member that shows in figures (its
  * name or avatar): taken in id order, then the member's tasks are found and marked, so an assignment
  * or time log committed meanwhile is never missed (its write held its project's lock, shared or not).

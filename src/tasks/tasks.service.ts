@@ -4,6 +4,7 @@ import { Decimal, toDecimal } from '../finance/money';
 import { AppError, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
 import { lockProjectForWrite } from '../projects/projects.service';
+import { lockProjectOfTask } from '../projects/projects.repository';
 import * as repo from './tasks.repository';
 import type { CreateTaskBody, UpdateTaskBody } from './tasks.schemas';
 
@@ -42,11 +43,21 @@ export async function requireTask(db: Knex, teamId: string, id: string, lock = f
  * unknown or archived task.
  */
 export async function lockTaskForWrite(trx: Knex, teamId: string, id: string, ownFiguresOnly = false) {
-  const probe = await requireTask(trx, teamId, id);
-  const change = { kind: ownFiguresOnly ? 'task-figures' : 'tasks', taskIds: [id] } as const;
-  const project = await lockProjectForWrite(trx, teamId, probe.project_id, change);
+  const project = ownFiguresOnly ? await lockProjectOfTaskForWrite(trx, teamId, id) : await lockTreeForWrite(trx, teamId, id);
   const task = await requireTask(trx, teamId, id, true);
   return { project, task };
+}
+
+/** The project's lock, shared, for a write to the task's own figures (projects.repository's lockProjectOfTask), or 404. */
+export async function lockProjectOfTaskForWrite(trx: Knex, teamId: string, id: string) {
+  const project = await lockProjectOfTask(trx, teamId, id);
+  if (!project) throw notFound('TASK_NOT_FOUND', 'Task');
+  return project;
+}
+
+async function lockTreeForWrite(trx: Knex, teamId: string, id: string) {
+  const probe = await requireTask(trx, teamId, id);
+  return lockProjectForWrite(trx, teamId, probe.project_id, { kind: 'tasks', taskIds: [id] });
 }
 
 export async function getTask(db: Knex, teamId: string, id: string) {

@@ -15,29 +15,6 @@ const COLUMNS = ['id', 'task_id', 'team_member_id', 'seconds', 'logged_at', 'not
 /** SQL: the day of a time_logs row `l` in the time zone of its project `p` (CONTRACT section 3b rule 1). */
 const LOG_DAY = '(l.logged_at at time zone p.time_zone)::date';
 
-/** Adds a new log's seconds to the running totals of its task and member: overall, and on the log's day. */
-async function addToMemberTotal(db: Knex, teamId: string, log: TimeLogRow) {
-  const bindings = { teamId, taskId: log.task_id, memberId: log.team_member_id, seconds: log.seconds, logId: log.id };
-  await db.raw(
-    `insert into task_member_time as tmt (team_id, project_id, task_id, team_member_id, total_seconds, log_count)
-     select t.team_id, t.project_id, t.id, :memberId, :seconds, 1 from tasks t where t.team_id = :teamId and t.id = :taskId
-     on conflict (team_id, task_id, team_member_id) do update
-       set total_seconds = tmt.total_seconds + excluded.total_seconds, log_count = tmt.log_count + 1`,
-    bindings,
-  );
-  await db.raw(
-    `insert into task_member_day_time as d (team_id, project_id, task_id, team_member_id, day, total_seconds, log_count)
-     select t.team_id, t.project_id, t.id, :memberId, ${LOG_DAY}, :seconds, 1
-     from time_logs l
-     join tasks t on t.team_id = l.team_id and t.id = l.task_id
-     join projects p on p.team_id = t.team_id and p.id = t.project_id
-     where l.team_id = :teamId and l.id = :logId
-     on conflict (team_id, task_id, team_member_id, day) do update
-       set total_seconds = d.total_seconds + excluded.total_seconds, log_count = d.log_count + 1`,
-    bindings,
-  );
-}
-
 /** Takes a deleted log's seconds off the running totals (which its insert created), the daily one of `day`. */
 async function subtractFromMemberTotal(db: Knex, teamId: string, log: TimeLogRow, day: string) {
   await db('task_member_time')
@@ -50,14 +27,51 @@ async function subtractFromMemberTotal(db: Knex, teamId: string, log: TimeLogRow
   );
 }
 
+/**
+ * Inserts a log by a member of the team and adds its seconds to the running totals of its task and
+ * member, overall and on the log's day in the project's time zone: one statement. Undefined (nothing
+ * written) when the member is not one of the team's. The caller holds the project's lock (shared).
+ */
 export async function insertTimeLog(
   db: Knex,
   teamId: string,
-  log: { task_id: string; team_member_id: string; seconds: number; logged_at?: string; note?: string | null },
-): Promise<TimeLogRow> {
-  const [row] = await db('time_logs').insert({ team_id: teamId, ...log }).returning(COLUMNS);
-  await addToMemberTotal(db, teamId, row);
-  return row;
+  project: { id: string; time_zone: string },
+  log: { task_id: string; team_member_id: string; seconds: number; logged_at: string; note: string | null },
+): Promise<TimeLogRow | undefined> {
+  const result = await db.raw(
+    `with member as (select id from team_members where team_id = :teamId and id = :memberId),
+     log as (
+       insert into time_logs (team_id, task_id, team_member_id, seconds, logged_at, note)
+       select :teamId, :taskId, member.id, :seconds, cast(:loggedAt as timestamptz), :note from member
+       returning ${COLUMNS.join(', ')}
+     ),
+     total as (
+       insert into task_member_time as tmt (team_id, project_id, task_id, team_member_id, total_seconds, log_count)
+       select :teamId, :projectId, log.task_id, log.team_member_id, log.seconds, 1 from log
+       on conflict (team_id, task_id, team_member_id) do update
+         set total_seconds = tmt.total_seconds + excluded.total_seconds, log_count = tmt.log_count + 1
+       returning 1
+     ),
+     daily as (
+       insert into task_member_day_time as d (team_id, project_id, task_id, team_member_id, day, total_seconds, log_count)
+       select :teamId, :projectId, log.task_id, log.team_member_id, (log.logged_at at time zone :timeZone)::date, log.seconds, 1 from log
+       on conflict (team_id, task_id, team_member_id, day) do update
+         set total_seconds = d.total_seconds + excluded.total_seconds, log_count = d.log_count + 1
+       returning 1
+     )
+     select log.* from log`,
+    {
+      teamId,
+      projectId: project.id,
+      timeZone: project.time_zone,
+      taskId: log.task_id,
+      memberId: log.team_member_id,
+      seconds: log.seconds,
+      loggedAt: log.logged_at,
+      note: log.note,
+    },
+  );
+  return result.rows[0];
 }
 
 export async function findTimeLog(db: Knex, teamId: string, id: string): Promise<TimeLogRow | undefined> {

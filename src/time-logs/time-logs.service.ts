@@ -3,8 +3,7 @@ import { fieldError, notFound } from '../http/errors';
 import { nowIso } from '../clock';
 import { hoursFromSeconds, secondsFromHours } from '../finance/money';
 import { lockProjectForWrite } from '../projects/projects.service';
-import { lockTaskForWrite, requireTask } from '../tasks/tasks.service';
-import { existingTeamMemberIds } from '../team-members/team-members.repository';
+import { lockProjectOfTaskForWrite, requireTask } from '../tasks/tasks.service';
 import * as repo from './time-logs.repository';
 import type { CreateTimeLogBody } from './time-logs.schemas';
 
@@ -17,19 +16,18 @@ const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? secondsFr
 
 export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
   return db.transaction(async (trx) => {
-    await lockTaskForWrite(trx, teamId, taskId, true);
-    const memberId = body.team_member_id.toLowerCase();
-    if (!(await existingTeamMemberIds(trx, teamId, [memberId])).has(memberId)) {
-      throw fieldError('team_member_id', 'is not a member of this team');
-    }
-    const row = await repo.insertTimeLog(trx, teamId, {
+    // The project's lock, shared, marking the task (a log changes only the task's own figures); then
+    // the log and its running totals in one statement.
+    const project = await lockProjectOfTaskForWrite(trx, teamId, taskId);
+    const row = await repo.insertTimeLog(trx, teamId, project, {
       task_id: taskId,
-      team_member_id: memberId,
+      team_member_id: body.team_member_id.toLowerCase(),
       seconds: secondsOf(body),
       // Now by the service's clock (never the database server's), like every "today".
       logged_at: body.logged_at ?? nowIso(),
       note: body.note ?? null,
     });
+    if (!row) throw fieldError('team_member_id', 'is not a member of this team');
     return presentTimeLog(row);
   });
 }
