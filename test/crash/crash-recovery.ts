@@ -115,7 +115,8 @@ async function setUp(db: Db): Promise<Fixture> {
   const members: string[] = [];
   for (let i = 0; i < 3; i++) {
     const [member] = await db('team_members').insert({ team_id: team.id, name: `Crash ${i}` }).returning('id');
-    await db('project_members').insert({ team_id: team.id, project_id: project.id, team_member_id: member.id, job_role_id: role.id });
+    await db('project_members').insert({ team_id: team.id, project_id: project.id, team_member_id: member.id });
+    await db('project_member_roles').insert({ team_id: team.id, project_id: project.id, team_member_id: member.id, effective_from: '1970-01-01', job_role_id: role.id });
     members.push(member.id);
   }
   return { token, teamId: team.id, projectId: project.id, tasks: [], members };
@@ -139,6 +140,17 @@ async function verify(db: Db, fixture: Fixture, acked: Acknowledged): Promise<st
     [team, team],
   );
   if (totals.rows.length) problems.push(`${totals.rows.length} running totals disagree with their logs`);
+  // The per-day totals likewise (every crash project is in UTC).
+  const daily = await db.raw(
+    `select 1
+     from (select task_id, team_member_id, (logged_at at time zone 'UTC')::date as day, sum(seconds) as seconds, count(*) as logs
+           from time_logs where team_id = ? group by 1, 2, 3) l
+     full join (select * from task_member_day_time where team_id = ?) x
+       on x.task_id = l.task_id and x.team_member_id = l.team_member_id and x.day = l.day
+     where coalesce(l.seconds, 0) <> coalesce(x.total_seconds, 0) or coalesce(l.logs, 0) <> coalesce(x.log_count, 0)`,
+    [team, team],
+  );
+  if (daily.rows.length) problems.push(`${daily.rows.length} per-day running totals disagree with their logs`);
   const [task] = await db('tasks').where({ team_id: team, id: fixture.tasks[0] }).select('finance_version');
   const [history] = await db('fixed_cost_history').where({ team_id: team, task_id: fixture.tasks[0] }).count<{ count: number }[]>('* as count');
   const count = Number(history?.count ?? 0);

@@ -24,7 +24,7 @@ const logSink = new Writable({
 });
 let ids: Record<'project' | 'task' | 'member' | 'role' | 'log' | 'token', string>;
 
-const TABLES = ['job_roles', 'team_members', 'projects', 'project_rate_cards', 'project_members', 'tasks', 'task_assignees', 'time_logs', 'task_member_time', 'task_labor', 'fixed_cost_history', 'api_tokens'];
+const TABLES = ['job_roles', 'team_members', 'projects', 'project_rate_cards', 'project_members', 'project_member_roles', 'tasks', 'task_assignees', 'time_logs', 'task_member_time', 'task_member_day_time', 'task_labor', 'fixed_cost_history', 'api_tokens'];
 
 async function digest(): Promise<string> {
   const parts = [];
