@@ -26,6 +26,8 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw('alter table stale_tasks drop constraint stale_tasks_pkey');
   await knex.raw('alter table stale_tasks add column seq bigint generated always as identity');
   await knex.raw('alter table stale_tasks add primary key (team_id, project_id, seq)');
+  // A task's own breakdown is current unless that task carries a mark: looked up by task.
+  await knex.raw('create index stale_tasks_task_idx on stale_tasks (team_id, project_id, task_id)');
   await knex.schema.alterTable('project_figures', (t) => {
     t.bigInteger('generation').notNullable().defaultTo(0);
   });
@@ -89,6 +91,7 @@ export async function up(knex: Knex): Promise<void> {
 
 export async function down(knex: Knex): Promise<void> {
   await knex.raw('delete from stale_tasks');
+  await knex.raw('drop index if exists stale_tasks_task_idx');
   await knex.raw('alter table stale_tasks drop constraint stale_tasks_pkey');
   await knex.raw('alter table stale_tasks drop column seq');
   await knex.raw('alter table stale_tasks add primary key (team_id, project_id, task_id, revision)');
