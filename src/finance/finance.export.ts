@@ -80,7 +80,7 @@ function csvField(text: string): string {
  */
 const ROWS_PER_BATCH = 250;
 /** exceljs spends about ten times as long on a row as the CSV writer: shorter turns on the loop. */
-const XLSX_ROWS_PER_BATCH = 50;
+const XLSX_ROWS_PER_BATCH = 10;
 const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 class ClientGone extends Error {
