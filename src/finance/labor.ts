@@ -68,8 +68,30 @@ const SLICE = 25;
 /** Tasks stored by one statement. */
 const STORE_BATCH = 100;
 
+/**
+ * Tasks whose participants are read by one statement: a project's per-day totals are read and parsed a
+ * batch at a time, never all at once (a 10,000-task project's are some 400,000 rows).
+ */
+const READ_BATCH = 500;
+
 /** Waits for the event loop's next turn, so a long computation lets other requests in between slices. */
 export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
+/** The tasks in batches of READ_BATCH, each with its participants, read when the batch's turn comes. */
+async function* participantBatches<T extends { id: string }>(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  tasks: readonly T[],
+  now: string,
+  range: repo.DayRange,
+) {
+  for (let from = 0; from < tasks.length; from += READ_BATCH) {
+    const batch = tasks.slice(from, from + READ_BATCH);
+    const scope: repo.Scope = { kind: 'tasks', projectId, taskIds: batch.map((task) => task.id) };
+    yield { batch, membersOf: lazyMembers(await repo.participantsInScope(db, teamId, scope, now, range)) };
+  }
+}
 
 /**
  * The own figures of the tasks in scope, computed by the calculator with the rates and roles of the
@@ -84,19 +106,24 @@ export async function computeOwnFigures(
   now: string,
   range: repo.DayRange = {},
 ) {
-  const tasks = await repo.tasksInScope(db, teamId, scope);
-  const membersOf = lazyMembers(await repo.participantsInScope(db, teamId, scope, now, range));
-  const membersByTask = new Map<string, MemberInput[]>();
-  const finances = new Map<string, TaskFinance>();
-  for (let from = 0; from < tasks.length; from += SLICE) {
-    await nextTurn();
-    for (const task of tasks.slice(from, from + SLICE)) {
-      const members = membersOf(task.id);
-      membersByTask.set(task.id, members);
-      finances.set(task.id, financeOf(task, members, currency));
+  // Read in batches: one snapshot for all of them (repeatable read) unless the caller's transaction gives one.
+  const compute = async (q: Knex) => {
+    const tasks = await repo.tasksInScope(q, teamId, scope);
+    const membersByTask = new Map<string, MemberInput[]>();
+    const finances = new Map<string, TaskFinance>();
+    for await (const { batch, membersOf } of participantBatches(q, teamId, scope.projectId, tasks, now, range)) {
+      for (let from = 0; from < batch.length; from += SLICE) {
+        await nextTurn();
+        for (const task of batch.slice(from, from + SLICE)) {
+          const members = membersOf(task.id);
+          membersByTask.set(task.id, members);
+          finances.set(task.id, financeOf(task, members, currency));
+        }
+      }
     }
-  }
-  return { tasks, membersByTask, finances };
+    return { tasks, membersByTask, finances };
+  };
+  return (db as Knex.Transaction).isTransaction ? compute(db) : db.transaction(compute, { isolationLevel: 'repeatable read' });
 }
 
 /**
@@ -116,28 +143,31 @@ export async function refreshTaskLabor(
   const scope: repo.Scope =
     taskIds === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...new Set(taskIds)] };
   const tasks = await repo.tasksInScope(db, teamId, scope);
-  const membersOf = lazyMembers(await repo.participantsInScope(db, teamId, scope, now));
   // In slices, yielding to the event loop between them: a whole project's recomputation (thousands
-  // of tasks through the calculator) must not hold every other request up while it runs.
+  // of tasks through the calculator) must not hold every other request up while it runs; and reading
+  // in batches, so its memory stays bounded. (Batches read at different moments of the refresh's
+  // transaction are safe: a write committing meanwhile leaves its mark, or a newer revision, behind.)
   let rows: repo.TaskLaborRow[] = [];
-  for (let from = 0; from < tasks.length; from += SLICE) {
-    await nextTurn();
-    for (const task of tasks.slice(from, from + SLICE)) {
-      const members = membersOf(task.id);
-      const finance = financeOf(task, members, project.currency);
-      rows.push({
-        task_id: task.id,
-        estimated_labor_cost: finance.totals.estimatedLaborCost.toFixed(),
-        logged_hours: finance.totals.loggedHours.toFixed(),
-        actual_labor_cost: finance.totals.actualLaborCost.toFixed(),
-        members_json: toJson(presentMembers(finance.members)),
-        grouped_members_json: toJson(presentGroups(finance.members)),
-        assignees_json: toJson(presentAssignees(members)),
-      });
-    }
-    if (rows.length >= STORE_BATCH) {
-      await repo.upsertTaskLabor(db, teamId, project.id, rows);
-      rows = [];
+  for await (const { batch, membersOf } of participantBatches(db, teamId, project.id, tasks, now, {})) {
+    for (let from = 0; from < batch.length; from += SLICE) {
+      await nextTurn();
+      for (const task of batch.slice(from, from + SLICE)) {
+        const members = membersOf(task.id);
+        const finance = financeOf(task, members, project.currency);
+        rows.push({
+          task_id: task.id,
+          estimated_labor_cost: finance.totals.estimatedLaborCost.toFixed(),
+          logged_hours: finance.totals.loggedHours.toFixed(),
+          actual_labor_cost: finance.totals.actualLaborCost.toFixed(),
+          members_json: toJson(presentMembers(finance.members)),
+          grouped_members_json: toJson(presentGroups(finance.members)),
+          assignees_json: toJson(presentAssignees(members)),
+        });
+      }
+      if (rows.length >= STORE_BATCH) {
+        await repo.upsertTaskLabor(db, teamId, project.id, rows);
+        rows = [];
+      }
     }
   }
   if (rows.length > 0) await repo.upsertTaskLabor(db, teamId, project.id, rows);
