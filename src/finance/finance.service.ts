@@ -221,9 +221,8 @@ async function computedList(db: Knex, teamId: string, project: ProjectRow, query
   const field = query.group_by;
   if (field) {
     const groups = groupBy(rows, (row) => row[field] ?? repo.NONE_GROUP);
-    const rank = (group: string) => (group === repo.NONE_GROUP ? 1 : 0);
     body.groups = [...groups.keys()]
-      .sort((a, b) => rank(a) - rank(b) || compareText(a, b))
+      .sort(compareGroupNames)
       .map((group) => {
         const members = groups.get(group) ?? [];
         return { group_name: group, task_ids: members.map((row) => row.id), ...jsonFigures(sumRows(members)) };
@@ -356,11 +355,16 @@ export async function costLinesOf(
   return lines;
 }
 
+/** Group order (CONTRACT section 4): by name, "None" last. */
+function compareGroupNames(a: string, b: string): number {
+  const rank = (name: string) => (name === repo.NONE_GROUP ? 1 : 0);
+  return rank(a) - rank(b) || compareText(a, b);
+}
+
 /** Groups in name order, "None" last (CONTRACT section 4). */
 function presentListGroups(summary: readonly repo.ListSummaryRow[]) {
-  const rank = (name: string) => (name === repo.NONE_GROUP ? 1 : 0);
   return summary
     .filter((row): row is repo.ListSummaryRow & { group_name: string } => row.group_name !== null)
-    .sort((a, b) => rank(a.group_name) - rank(b.group_name) || compareText(a.group_name, b.group_name))
+    .sort((a, b) => compareGroupNames(a.group_name, b.group_name))
     .map((row) => ({ group_name: row.group_name, task_ids: new JsonText('[', row.ids_json ?? '', ']'), ...jsonFigures(row) }));
 }

@@ -9,7 +9,8 @@ import { ZERO } from './money';
 
 export type TaskIdentity = { id: string; name: string; project_id: string; billable: boolean };
 
-function presentTotals(totals: TaskTotals) {
+/** A task's seven summed figures (or a project's totals), as the contract names them. */
+export function presentTotals(totals: TaskTotals) {
   return {
     estimated_hours: totals.estimatedHours,
     logged_hours: totals.loggedHours,

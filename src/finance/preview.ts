@@ -7,6 +7,7 @@ import type { RateCardBody } from '../projects/projects.schemas';
 import { TaskFinance, TaskTotals, addTotals, rollUp, taskTotals } from './calculator';
 import { bringCurrent } from './figures';
 import { computeOwnFigures } from './labor';
+import { presentTotals } from './present';
 import { Decimal, ZERO, toDecimal } from './money';
 import * as repo from './finance.repository';
 
@@ -79,16 +80,6 @@ function changedRoles(before: readonly RateEntry[], after: readonly RateEntry[],
   const roles = new Set([...before, ...after].map((entry) => entry.job_role_id));
   return [...roles].filter((role) => ratesFrom(before, role, from) !== ratesFrom(after, role, from));
 }
-
-const presentTotals = (totals: TaskTotals) => ({
-  estimated_hours: totals.estimatedHours,
-  logged_hours: totals.loggedHours,
-  estimated_labor_cost: totals.estimatedLaborCost,
-  actual_labor_cost: totals.actualLaborCost,
-  fixed_cost: totals.fixedCost,
-  total_estimated_cost: totals.totalEstimatedCost,
-  total_actual_cost: totals.totalActualCost,
-});
 
 const COSTS = ['estimatedLaborCost', 'actualLaborCost', 'totalEstimatedCost', 'totalActualCost'] as const;
 const FIGURES = ['estimatedHours', 'loggedHours', 'estimatedLaborCost', 'actualLaborCost', 'fixedCost', 'totalEstimatedCost', 'totalActualCost'] as const;

@@ -1,3 +1,4 @@
+import type request from 'supertest';
 import ExcelJS from 'exceljs';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
@@ -63,6 +64,13 @@ function parseCsv(text: string): string[][] {
     }
   }
   return rows;
+}
+
+/** Reads a response body whole, as bytes (an XLSX file). */
+function binary(response: request.Response, callback: (err: Error | null, body: Buffer) => void) {
+  const chunks: Buffer[] = [];
+  response.on('data', (chunk: Buffer) => chunks.push(chunk));
+  response.on('end', () => callback(null, Buffer.concat(chunks)));
 }
 
 /** The list rows of every level, by task id, as the API computes them under the filter. */
@@ -134,11 +142,7 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
     const res = await h.api
       .get(`/api/project-finance/project/${projectId}/export?format=xlsx`)
       .buffer(true)
-      .parse((response, callback) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => callback(null, Buffer.concat(chunks)));
-      })
+      .parse(binary)
       .expect(200);
     expect(res.headers['content-type']).toBe('application/vnd.openxmlformats-officedocument.spreadsheetml.sheet');
     expect(res.headers['content-disposition']).toMatch(/filename="Export-quoted-\d+-finance-\d{4}-\d{2}-\d{2}\.xlsx"$/);
@@ -233,11 +237,7 @@ describe('cost lines in the exports', () => {
     const plain = await h.api
       .get(`/api/project-finance/project/${linesProject}/export?format=xlsx`)
       .buffer(true)
-      .parse((response, callback) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => callback(null, Buffer.concat(chunks)));
-      })
+      .parse(binary)
       .expect(200);
     const plainBook = new ExcelJS.Workbook();
     await plainBook.xlsx.load(plain.body as unknown as ExcelJS.Buffer);
@@ -245,11 +245,7 @@ describe('cost lines in the exports', () => {
     const res = await h.api
       .get(`/api/project-finance/project/${linesProject}/export?format=xlsx&sheet=cost_lines`)
       .buffer(true)
-      .parse((response, callback) => {
-        const chunks: Buffer[] = [];
-        response.on('data', (chunk: Buffer) => chunks.push(chunk));
-        response.on('end', () => callback(null, Buffer.concat(chunks)));
-      })
+      .parse(binary)
       .expect(200);
     const workbook = new ExcelJS.Workbook();
     await workbook.xlsx.load(res.body as unknown as ExcelJS.Buffer);
