@@ -95,22 +95,44 @@ export type ParticipantRow = {
   /** The member's role in the project today, and that role's rate in force today. */
   job_role: string | null;
   hourly_rate: string | null;
-  /** The member's cost lines on the task in the range, as a JSON array (see CostLineRow). */
-  cost_lines_json: string | null;
+  /** The member's cost lines on the task in the range (section 3b rule 4), in no particular order. */
+  cost_lines: CostLineRow[];
 };
 
-/** One cost line in ParticipantRow.cost_lines_json: numbers as exact text. */
-export type CostLineRow = { job_role: string | null; hourly_rate: string; seconds: string; first_day: string; last_day: string };
+/** One cost line of a ParticipantRow: numbers as exact text. */
+export type CostLineRow = { job_role: string | null; hourly_rate: string; seconds: number; first_day: string; last_day: string };
 
 /** Log days counted: a closed range of dates (YYYY-MM-DD), each end optional. */
 export type DayRange = { from?: string; to?: string };
+
+/**
+ * Rows of participantsInScope's statement, told apart by `kind`: 0 a participant of a task (a, b: is
+ * assignee, has logged time), 1 a member taking part (name, avatar, today's role and rate), 2 a cost
+ * line of a participant (role, rate, seconds, first and last day).
+ */
+type ParticipantPart = {
+  kind: 0 | 1 | 2;
+  task_id: string | null;
+  team_member_id: string;
+  a: boolean | null;
+  b: boolean | null;
+  name: string | null;
+  avatar_url: string | null;
+  job_role: string | null;
+  hourly_rate: string | null;
+  seconds: number | null;
+  first_day: string | null;
+  last_day: string | null;
+};
 
 /**
  * The people taking part in the tasks in scope (CONTRACT section 3 rule 1), with their role and its
  * rate today (the service clock's instant :now in the project's time zone), and their cost lines
  * (section 3b rule 4): their logged seconds in the range, from the per-day running totals, grouped by
  * the role and rate in force on each day. The dated roles and rates are turned into periods once
- * (a few rows per member and role), which each day's totals join by range.
+ * (a few rows per member and role), which each day's totals join by range. One statement (one
+ * snapshot) answers flat rows of three kinds: each participant, each member once (its name and today's
+ * role and rate), each cost line; they are put together here, so no JSON is built or parsed per row.
  */
 export async function participantsInScope(
   db: Knex,
@@ -122,11 +144,16 @@ export async function participantsInScope(
   const cte = scopeCte(teamId, scope);
   const statement = db.raw(
     `with recursive ${cte.sql},
-     participant (task_id, team_member_id) as (
+     assigned (task_id, team_member_id) as (
        select a.task_id, a.team_member_id from task_assignees a join scope s on a.team_id = :teamId and a.task_id = s.id
-       union
+     ),
+     logged (task_id, team_member_id) as (
        select x.task_id, x.team_member_id from task_member_time x join scope s on x.team_id = :teamId and x.task_id = s.id
        where x.total_seconds > 0
+     ),
+     participant (task_id, team_member_id, is_assignee, has_logged_time) as (
+       select coalesce(a.task_id, l.task_id), coalesce(a.team_member_id, l.team_member_id), a.task_id is not null, l.task_id is not null
+       from assigned a full join logged l on l.task_id = a.task_id and l.team_member_id = a.team_member_id
      ),
      project_today (day) as (
        select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId
@@ -142,9 +169,9 @@ export async function participantsInScope(
               coalesce(lead(effective_from) over (partition by job_role_id order by effective_from), 'infinity'::date)
        from project_rate_cards where team_id = :teamId and project_id = :projectId
      ),
-     day_line as (
-       select d.task_id, d.team_member_id, d.day, d.total_seconds, role.job_role_id,
-              trim_scale(coalesce(rate.hourly_rate, 0)) as hourly_rate
+     line as (
+       select d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0)) as hourly_rate,
+              sum(d.total_seconds) as seconds, min(d.day) as first_day, max(d.day) as last_day
        from task_member_day_time d
        join scope s on d.team_id = :teamId and d.task_id = s.id
        left join role_period role on role.team_member_id = d.team_member_id and d.day >= role.starts and d.day < role.ends
@@ -152,35 +179,67 @@ export async function participantsInScope(
        where d.total_seconds > 0
          and (cast(:from as date) is null or d.day >= cast(:from as date))
          and (cast(:to as date) is null or d.day <= cast(:to as date))
-     ),
-     line as (
-       select l.task_id, l.team_member_id,
-              json_agg(json_build_object('job_role', jr.name, 'hourly_rate', l.hourly_rate::text, 'seconds', l.seconds::text,
-                                         'first_day', l.first_day::text, 'last_day', l.last_day::text))::text as cost_lines_json
-       from (
-         select task_id, team_member_id, job_role_id, hourly_rate, sum(total_seconds) as seconds, min(day) as first_day, max(day) as last_day
-         from day_line group by task_id, team_member_id, job_role_id, hourly_rate
-       ) l
-       left join job_roles jr on jr.team_id = :teamId and jr.id = l.job_role_id
-       group by l.task_id, l.team_member_id
+       group by d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0))
      )
-     select p.task_id, p.team_member_id, m.name, m.avatar_url,
-            (a.task_id is not null) as is_assignee,
-            coalesce(x.total_seconds, 0) > 0 as has_logged_time,
-            jr.name as job_role, rate.hourly_rate, ln.cost_lines_json
+     select 0 as kind, p.task_id, p.team_member_id, p.is_assignee as a, p.has_logged_time as b,
+            null::text as name, null::text as avatar_url, null::text as job_role, null::text as hourly_rate,
+            null::bigint as seconds, null::text as first_day, null::text as last_day
      from participant p
+     union all
+     select 1, null, m.id, null, null, m.name, m.avatar_url, jr.name, rate.hourly_rate::text, null, null, null
+     from team_members m
      cross join project_today pt
-     join team_members m on m.team_id = :teamId and m.id = p.team_member_id
-     left join task_assignees a on a.team_id = :teamId and a.task_id = p.task_id and a.team_member_id = p.team_member_id
-     left join task_member_time x on x.team_id = :teamId and x.task_id = p.task_id and x.team_member_id = p.team_member_id
-     left join role_period role on role.team_member_id = p.team_member_id and pt.day >= role.starts and pt.day < role.ends
+     left join role_period role on role.team_member_id = m.id and pt.day >= role.starts and pt.day < role.ends
      left join job_roles jr on jr.team_id = :teamId and jr.id = role.job_role_id
      left join rate_period rate on rate.job_role_id = role.job_role_id and pt.day >= rate.starts and pt.day < rate.ends
-     left join line ln on ln.task_id = p.task_id and ln.team_member_id = p.team_member_id`,
+     where m.team_id = :teamId and m.id in (select team_member_id from participant)
+     union all
+     select 2, l.task_id, l.team_member_id, null, null, null, null, jr.name, l.hourly_rate::text, l.seconds, l.first_day::text, l.last_day::text
+     from line l left join job_roles jr on jr.team_id = :teamId and jr.id = l.job_role_id`,
     { ...cte.bindings, now, from: range.from ?? null, to: range.to ?? null } as Record<string, string | null>,
   );
-  const result = await named(statement, scope, 'finance_participants');
-  return result.rows;
+  const result = await named(statement, scope, 'finance_participant_parts');
+  return assembleParticipants(result.rows);
+}
+
+/** participantsInScope's rows put together: one row per participant, its member's fields and its cost lines. */
+function assembleParticipants(parts: readonly ParticipantPart[]): ParticipantRow[] {
+  const members = new Map<string, ParticipantPart>();
+  const lines = new Map<string, CostLineRow[]>();
+  for (const part of parts) {
+    if (part.kind === 1) members.set(part.team_member_id, part);
+    else if (part.kind === 2) {
+      const key = `${part.task_id}|${part.team_member_id}`;
+      const line: CostLineRow = {
+        job_role: part.job_role,
+        hourly_rate: part.hourly_rate as string,
+        seconds: Number(part.seconds),
+        first_day: part.first_day as string,
+        last_day: part.last_day as string,
+      };
+      const own = lines.get(key);
+      if (own) own.push(line);
+      else lines.set(key, [line]);
+    }
+  }
+  const rows: ParticipantRow[] = [];
+  for (const part of parts) {
+    if (part.kind !== 0) continue;
+    const member = members.get(part.team_member_id);
+    if (!member) continue; // never: every participant's member is answered (assignments and logs reference it)
+    rows.push({
+      task_id: part.task_id as string,
+      team_member_id: part.team_member_id,
+      name: member.name as string,
+      avatar_url: member.avatar_url,
+      is_assignee: Boolean(part.a),
+      has_logged_time: Boolean(part.b),
+      job_role: member.job_role,
+      hourly_rate: member.hourly_rate,
+      cost_lines: lines.get(`${part.task_id}|${part.team_member_id}`) ?? [],
+    });
+  }
+  return rows;
 }
 
 /**
@@ -315,9 +374,11 @@ export type StoredBreakdownRow = {
   fixed_cost: string;
   total_estimated_cost: string;
   total_actual_cost: string;
-  /** Null until the task's figures are first stored. */
+  /** Null until the task's figures are first stored, and after a refresh that stored figures only (labor.ts). */
   members_json: string | null;
   grouped_members_json: string | null;
+  /** The stored labor row's version (its xmin), for storeBreakdownParts; null without a row. */
+  labor_version: string | null;
   /** Whether this task's stored figures were current (figures.ts: the project's stamp, and no mark on the task) when read. */
   current: boolean;
 };
@@ -333,7 +394,7 @@ export async function storedBreakdown(db: Knex, teamId: string, taskId: string, 
             trim_scale(t.fixed_cost) as fixed_cost,
             trim_scale(coalesce(l.estimated_labor_cost, 0) + t.fixed_cost) as total_estimated_cost,
             trim_scale(coalesce(l.actual_labor_cost, 0) + t.fixed_cost) as total_actual_cost,
-            l.members_json, l.grouped_members_json
+            l.members_json, l.grouped_members_json, l.xmin::text as labor_version
      from tasks t
      join projects p on p.team_id = t.team_id and p.id = t.project_id
      left join task_labor l on l.team_id = t.team_id and l.task_id = t.id
@@ -529,10 +590,35 @@ export type TaskLaborRow = {
   estimated_labor_cost: string;
   logged_hours: string;
   actual_labor_cost: string;
-  members_json: string;
-  grouped_members_json: string;
+  /** Null: not stored by this refresh (computed and stored by the task's next breakdown read). */
+  members_json: string | null;
+  grouped_members_json: string | null;
   assignees_json: string;
 };
+
+/**
+ * Stores a task's breakdown parts computed at read time into its labor row, if the row is still the
+ * version the read found (`version`, its xmin: any refresh since rewrote it) and holds no parts. Parts
+ * computed from inputs newer than the row are harmless: the write that changed them left a mark, so
+ * the row is not current until a refresh rewrites it. A row a refresh is rewriting is skipped, not
+ * waited for (the refresh stores its own).
+ */
+export async function storeBreakdownParts(
+  db: Knex,
+  teamId: string,
+  taskId: string,
+  version: string,
+  parts: { members_json: string; grouped_members_json: string },
+): Promise<void> {
+  await db.raw(
+    `update task_labor set members_json = :members, grouped_members_json = :groups
+     where team_id = :teamId and task_id = (
+       select task_id from task_labor
+       where team_id = :teamId and task_id = :taskId and xmin = cast(:version as xid) and members_json is null
+       for update skip locked)`,
+    { teamId, taskId, version, members: parts.members_json, groups: parts.grouped_members_json },
+  );
+}
 
 /** Stores tasks' labor figures and breakdown parts, replacing what was there. */
 export async function upsertTaskLabor(db: Knex, teamId: string, projectId: string, rows: readonly TaskLaborRow[]): Promise<void> {

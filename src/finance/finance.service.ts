@@ -10,7 +10,7 @@ import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
 import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, rollUp, taskTotals, variance } from './calculator';
 import { Decimal, sum, toDecimal } from './money';
-import { computeOwnFigures, financeOf, memberInputsByTask, nextTurn } from './labor';
+import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask, nextTurn } from './labor';
 import { readCurrent } from './figures';
 import { nowIso } from '../clock';
 import { presentAssignees, presentGroups, presentMembers, presentSummary } from './present';
@@ -52,9 +52,12 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
     repo.participantsInScope(db, teamId, scope, now, range),
   ]);
   const membersByTask = memberInputsByTask(participants);
-  const finance = combineTaskFinances(tasks.map((t) => financeOf(t, membersByTask.get(t.id), task.currency)));
+  const finances = tasks.map((t) => financeOf(t, membersByTask.get(t.id), task.currency));
+  // A task alone is its own figures (what a refresh stores); a subtree merges its tasks' members.
+  const finance = includeSubtasks ? combineTaskFinances(finances) : (finances[0] ?? combineTaskFinances([]));
   return {
     financeVersion: task.finance_version,
+    finance,
     body: {
       task: presentSummary(task, task.currency, finance.totals),
       grouped_members: presentGroups(finance.members),
@@ -67,21 +70,26 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
  * A task's breakdown. Alone and over all days, it is one read of the task and its stored labor row
  * when its project's stored figures are current (figures.ts; the check is in the same statement), else
  * the calculator computes it on the fly; with its subtasks, the calculator merges the subtree's members.
+ * A current row without its parts (left empty by a project-wide refresh, labor.ts) is computed on the
+ * fly too, and its parts are stored for the next read.
  */
 export async function getBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean, range: repo.DayRange = {}) {
   const now = nowIso();
   if (hasRange(range)) return computedBreakdown(db, teamId, taskId, includeSubtasks, now, range);
-  if (!includeSubtasks) {
-    const row = await repo.storedBreakdown(db, teamId, taskId, now);
-    if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
-    if (row.current && row.members_json !== null && row.grouped_members_json !== null) {
-      return {
-        financeVersion: row.finance_version,
-        body: { task: storedSummary(row), grouped_members: new JsonText(row.grouped_members_json), members: new JsonText(row.members_json) },
-      };
-    }
+  if (includeSubtasks) return computedBreakdown(db, teamId, taskId, includeSubtasks, now);
+  const row = await repo.storedBreakdown(db, teamId, taskId, now);
+  if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
+  if (row.current && row.members_json !== null && row.grouped_members_json !== null) {
+    return {
+      financeVersion: row.finance_version,
+      body: { task: storedSummary(row), grouped_members: new JsonText(row.grouped_members_json), members: new JsonText(row.members_json) },
+    };
   }
-  return computedBreakdown(db, teamId, taskId, includeSubtasks, now);
+  const computed = await computedBreakdown(db, teamId, taskId, false, now);
+  if (row.current && row.labor_version !== null) {
+    await repo.storeBreakdownParts(db, teamId, taskId, row.labor_version, breakdownParts(computed.finance));
+  }
+  return { financeVersion: computed.financeVersion, body: computed.body };
 }
 
 export function matchesIfMatch(header: string | undefined, version: number): boolean {

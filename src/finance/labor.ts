@@ -3,7 +3,7 @@ import { groupBy } from '../group-by';
 import { toJson } from '../json';
 import { nowIso } from '../clock';
 import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance } from './calculator';
-import { toDecimal } from './money';
+import { Decimal, toDecimal } from './money';
 import { presentAssignees, presentGroups, presentMembers } from './present';
 import * as repo from './finance.repository';
 
@@ -15,41 +15,56 @@ import * as repo from './finance.repository';
  * figures current when a read finds their stamp out of date, with refreshTaskLabor below.
  */
 
-function costLinesOf(json: string | null): CostLineInput[] {
-  if (json === null) return [];
-  return (JSON.parse(json) as repo.CostLineRow[]).map((line) => ({
-    jobRole: line.job_role,
-    hourlyRate: toDecimal(line.hourly_rate),
-    seconds: Number(line.seconds),
-    firstDay: line.first_day,
-    lastDay: line.last_day,
-  }));
+/**
+ * Decimals of rate texts, parsed once per batch: a project's rates are a handful of values, its cost
+ * lines hundreds of thousands (decimals are immutable, so sharing them is safe).
+ */
+function decimalCache() {
+  const seen = new Map<string, Decimal>();
+  return (text: string): Decimal => {
+    let value = seen.get(text);
+    if (!value) {
+      value = toDecimal(text);
+      seen.set(text, value);
+    }
+    return value;
+  };
 }
 
-function memberInputOf(row: repo.ParticipantRow): MemberInput {
+function memberInputOf(row: repo.ParticipantRow, decimal: (text: string) => Decimal): MemberInput {
   return {
     teamMemberId: row.team_member_id,
     name: row.name,
     avatarUrl: row.avatar_url,
     jobRole: row.job_role,
-    hourlyRate: row.hourly_rate === null ? null : toDecimal(row.hourly_rate),
+    hourlyRate: row.hourly_rate === null ? null : decimal(row.hourly_rate),
     isAssignee: row.is_assignee,
     hasLoggedTime: row.has_logged_time,
-    costLines: costLinesOf(row.cost_lines_json),
+    costLines: row.cost_lines.map(
+      (line): CostLineInput => ({
+        jobRole: line.job_role,
+        hourlyRate: decimal(line.hourly_rate),
+        seconds: line.seconds,
+        firstDay: line.first_day,
+        lastDay: line.last_day,
+      }),
+    ),
   };
 }
 
 export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<string, MemberInput[]> {
-  return groupBy(rows, (row) => row.task_id, memberInputOf);
+  const decimal = decimalCache();
+  return groupBy(rows, (row) => row.task_id, (row) => memberInputOf(row, decimal));
 }
 
 /**
- * Participants by task, read lazily: a task's members are parsed (their cost lines are JSON) when its
+ * Participants by task, read lazily: a task's members are parsed (decimals made) when its
  * slice is computed, not all at once before the first yield to the event loop.
  */
 function lazyMembers(rows: readonly repo.ParticipantRow[]) {
   const byTask = groupBy(rows, (row) => row.task_id);
-  return (taskId: string): MemberInput[] => (byTask.get(taskId) ?? []).map(memberInputOf);
+  const decimal = decimalCache();
+  return (taskId: string): MemberInput[] => (byTask.get(taskId) ?? []).map((row) => memberInputOf(row, decimal));
 }
 
 export function financeOf(
@@ -75,6 +90,22 @@ const STORE_BATCH = 100;
  * benchmark's peak at 401 MB (from 2.4 GB) but doubled a 10,000-task recomputation (over 60 s).
  */
 const READ_BATCH = 2000;
+
+/**
+ * A refresh of at most this many tasks stores their breakdown parts; a larger one (a project-wide
+ * change) stores their figures only and leaves the parts empty, to be computed by each task's next
+ * breakdown read and stored then (finance.service's getBreakdown). The parts are most of the work: on
+ * the benchmark's 10,000-task project about 230 MB of JSON, half the service's time and most of the
+ * database's, for breakdowns few of which are read before the next change.
+ */
+export const refreshSettings = { partsEagerly: 200 };
+
+const NO_PARTS = { members_json: null, grouped_members_json: null };
+
+/** The parts of a task's breakdown that are stored (CONTRACT section 4's members and role groups), as JSON text. */
+export function breakdownParts(finance: TaskFinance): { members_json: string; grouped_members_json: string } {
+  return { members_json: toJson(presentMembers(finance.members)), grouped_members_json: toJson(presentGroups(finance.members)) };
+}
 
 /** Waits for the event loop's next turn, so a long computation lets other requests in between slices. */
 export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -145,6 +176,7 @@ export async function refreshTaskLabor(
   const scope: repo.Scope =
     taskIds === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...new Set(taskIds)] };
   const tasks = await repo.tasksInScope(db, teamId, scope);
+  const withParts = tasks.length <= refreshSettings.partsEagerly;
   // In slices, yielding to the event loop between them: a whole project's recomputation (thousands
   // of tasks through the calculator) must not hold every other request up while it runs; and reading
   // in batches, so its memory stays bounded. (Batches read at different moments of the refresh's
@@ -161,8 +193,7 @@ export async function refreshTaskLabor(
           estimated_labor_cost: finance.totals.estimatedLaborCost.toFixed(),
           logged_hours: finance.totals.loggedHours.toFixed(),
           actual_labor_cost: finance.totals.actualLaborCost.toFixed(),
-          members_json: toJson(presentMembers(finance.members)),
-          grouped_members_json: toJson(presentGroups(finance.members)),
+          ...(withParts ? breakdownParts(finance) : NO_PARTS),
           assignees_json: toJson(presentAssignees(members)),
         });
       }
