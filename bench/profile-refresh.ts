@@ -32,10 +32,11 @@ async function main() {
     }
     console.log('present+json', (performance.now() - t1).toFixed(0), 'chars', n);
   }
+  (globalThis as any).T = { sql: 0, up: 0, roll: 0 };
   if (process.env.FULL) {
     t = performance.now();
     await db.transaction(async (trx) => { await refreshTaskLabor(trx, BENCH_TEAM_ID, project, 'all', now); await trx.rollback(); }).catch(() => {});
-    console.log('full refresh', (performance.now() - t).toFixed(0), 'ms');
+    console.log('full refresh', (performance.now() - t).toFixed(0), 'ms', (globalThis as any).T);
   }
   await db.destroy();
 }

@@ -80,8 +80,6 @@ export function financeOf(
 
 /** Tasks computed between two yields to the event loop (about 10 to 40 ms of work on the bench machine). */
 const SLICE = 25;
-/** Tasks stored by one statement. */
-const STORE_BATCH = 100;
 
 /**
  * Tasks whose participants are read by one statement: a project's per-day totals are read and parsed a
@@ -110,7 +108,11 @@ export function breakdownParts(finance: TaskFinance): { members_json: string; gr
 /** Waits for the event loop's next turn, so a long computation lets other requests in between slices. */
 export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-/** The tasks in batches of READ_BATCH, each with its participants, read when the batch's turn comes. */
+/**
+ * The tasks in batches of READ_BATCH, each with its participants. The next batch's statement is sent
+ * before the current batch is handed out, so the database reads it while the caller computes this one
+ * (on one connection, a caller's own statements queue behind it).
+ */
 async function* participantBatches<T extends { id: string }>(
   db: Knex,
   teamId: string,
@@ -119,10 +121,20 @@ async function* participantBatches<T extends { id: string }>(
   now: string,
   range: repo.DayRange,
 ) {
-  for (let from = 0; from < tasks.length; from += READ_BATCH) {
+  const read = (from: number) => {
     const batch = tasks.slice(from, from + READ_BATCH);
     const scope: repo.Scope = { kind: 'tasks', projectId, taskIds: batch.map((task) => task.id) };
-    yield { batch, membersOf: lazyMembers(await repo.participantsInScope(db, teamId, scope, now, range)) };
+    const rows = repo.participantsInScope(db, teamId, scope, now, range);
+    // Handled here too: a caller that stops at an earlier batch's error never awaits this one.
+    rows.catch(() => undefined);
+    return { batch, rows };
+  };
+  let next = tasks.length > 0 ? read(0) : undefined;
+  for (let from = 0; next; from += READ_BATCH) {
+    const current = next;
+    const rows = await current.rows;
+    next = from + READ_BATCH < tasks.length ? read(from + READ_BATCH) : undefined;
+    yield { batch: current.batch, membersOf: lazyMembers(rows) };
   }
 }
 
@@ -181,8 +193,8 @@ export async function refreshTaskLabor(
   // of tasks through the calculator) must not hold every other request up while it runs; and reading
   // in batches, so its memory stays bounded. (Batches read at different moments of the refresh's
   // transaction are safe: a write committing meanwhile leaves its mark, or a newer revision, behind.)
-  let rows: repo.TaskLaborRow[] = [];
   for await (const { batch, membersOf } of participantBatches(db, teamId, project.id, tasks, now, {})) {
+    const rows: repo.TaskLaborRow[] = [];
     for (let from = 0; from < batch.length; from += SLICE) {
       await nextTurn();
       for (const task of batch.slice(from, from + SLICE)) {
@@ -197,12 +209,9 @@ export async function refreshTaskLabor(
           assignees_json: toJson(presentAssignees(members)),
         });
       }
-      if (rows.length >= STORE_BATCH) {
-        await repo.upsertTaskLabor(db, teamId, project.id, rows);
-        rows = [];
-      }
     }
+    // Stored once the batch is computed: a statement sent earlier would wait behind the next batch's read.
+    await repo.upsertTaskLabor(db, teamId, project.id, rows);
   }
-  if (rows.length > 0) await repo.upsertTaskLabor(db, teamId, project.id, rows);
   await repo.refreshRollups(db, teamId, project.id, taskIds === 'all' ? 'all' : tasks.map((task) => task.id));
 }
