@@ -205,11 +205,11 @@ export async function participantsInScope(
 /** participantsInScope's rows put together: one row per participant, its member's fields and its cost lines. */
 function assembleParticipants(parts: readonly ParticipantPart[]): ParticipantRow[] {
   const members = new Map<string, ParticipantPart>();
-  const lines = new Map<string, CostLineRow[]>();
+  // Lines by task, then member (no key strings made per row).
+  const lines = new Map<string, Map<string, CostLineRow[]>>();
   for (const part of parts) {
     if (part.kind === 1) members.set(part.team_member_id, part);
     else if (part.kind === 2) {
-      const key = `${part.task_id}|${part.team_member_id}`;
       const line: CostLineRow = {
         job_role: part.job_role,
         hourly_rate: part.hourly_rate as string,
@@ -217,9 +217,11 @@ function assembleParticipants(parts: readonly ParticipantPart[]): ParticipantRow
         first_day: part.first_day as string,
         last_day: part.last_day as string,
       };
-      const own = lines.get(key);
+      let ofTask = lines.get(part.task_id as string);
+      if (!ofTask) lines.set(part.task_id as string, (ofTask = new Map()));
+      const own = ofTask.get(part.team_member_id);
       if (own) own.push(line);
-      else lines.set(key, [line]);
+      else ofTask.set(part.team_member_id, [line]);
     }
   }
   const rows: ParticipantRow[] = [];
@@ -236,7 +238,7 @@ function assembleParticipants(parts: readonly ParticipantPart[]): ParticipantRow
       has_logged_time: Boolean(part.b),
       job_role: member.job_role,
       hourly_rate: member.hourly_rate,
-      cost_lines: lines.get(`${part.task_id}|${part.team_member_id}`) ?? [],
+      cost_lines: lines.get(part.task_id as string)?.get(part.team_member_id) ?? [],
     });
   }
   return rows;

@@ -174,7 +174,7 @@ async function computedTreeRows(
   range: repo.DayRange,
 ): Promise<ComputedRow[]> {
   const scope: repo.Scope = { kind: 'project', projectId: project.id };
-  const { tasks, membersByTask, finances } = await computeOwnFigures(db, teamId, project.currency, scope, nowIso(), range);
+  const { tasks, assigneesByTask, finances } = await computeOwnFigures(db, teamId, project.currency, scope, nowIso(), range);
   const tree = tasks.map((task) => ({
     id: task.id,
     parentId: task.parent_task_id,
@@ -197,7 +197,7 @@ async function computedTreeRows(
         phase: task.phase,
         sub_tasks_count: subTasks,
         ...figureTexts(totals),
-        assignees: presentAssignees(membersByTask.get(task.id) ?? []),
+        assignees: presentAssignees(assigneesByTask.get(task.id) ?? []),
       };
     });
 }
@@ -337,7 +337,7 @@ export async function costLinesOf(
 ): Promise<ExportCostLine[]> {
   if (tasks.length === 0) return [];
   const scope: repo.Scope = { kind: 'tasks', projectId: project.id, taskIds: tasks.map((task) => task.id) };
-  const { finances } = await computeOwnFigures(db, teamId, project.currency, scope, nowIso(), range);
+  const { finances } = await computeOwnFigures(db, teamId, project.currency, scope, nowIso(), range, true);
   const lines: ExportCostLine[] = [];
   for (let from = 0; from < tasks.length; from += SLICE) {
     if (from > 0) await nextTurn();

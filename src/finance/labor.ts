@@ -84,10 +84,11 @@ const SLICE = 25;
 /**
  * Tasks whose participants are read by one statement: a project's per-day totals are read and parsed a
  * batch at a time, never all at once (a 10,000-task project's are some 400,000 rows). Each batch's
- * statement scans the project's per-day totals, so smaller batches cost time: 500 kept the full
- * benchmark's peak at 401 MB (from 2.4 GB) but doubled a 10,000-task recomputation (over 60 s).
+ * statement looks its tasks' rows up by index, so its cost is its tasks' whatever the batch size; a
+ * batch of 500 tasks on the benchmark's dataset is some 32,000 rows, put together in about 25 ms
+ * before the first yield (2,000 held the event loop for over 100 ms).
  */
-const READ_BATCH = 2000;
+const READ_BATCH = 500;
 
 /**
  * A refresh of at most this many tasks stores their breakdown parts; a larger one (a project-wide
@@ -141,7 +142,9 @@ async function* participantBatches<T extends { id: string }>(
 /**
  * The own figures of the tasks in scope, computed by the calculator with the rates and roles of the
  * instant `now` and the time logged in `range`, in slices (yielding to the event loop between them):
- * for figures that are not stored (ranges, previews, cost lines of exports).
+ * for figures that are not stored (ranges, previews, cost lines of exports). Each task's totals and
+ * its assignees are kept; its members' figures only `withMembers` (a project's are hundreds of
+ * thousands of decimals: gigabytes for the benchmark's 10,000-task project).
  */
 export async function computeOwnFigures(
   db: Knex,
@@ -150,23 +153,25 @@ export async function computeOwnFigures(
   scope: repo.Scope,
   now: string,
   range: repo.DayRange = {},
+  withMembers = false,
 ) {
   // Read in batches: one snapshot for all of them (repeatable read) unless the caller's transaction gives one.
   const compute = async (q: Knex) => {
     const tasks = await repo.tasksInScope(q, teamId, scope);
-    const membersByTask = new Map<string, MemberInput[]>();
+    const assigneesByTask = new Map<string, MemberInput[]>();
     const finances = new Map<string, TaskFinance>();
     for await (const { batch, membersOf } of participantBatches(q, teamId, scope.projectId, tasks, now, range)) {
       for (let from = 0; from < batch.length; from += SLICE) {
         await nextTurn();
         for (const task of batch.slice(from, from + SLICE)) {
           const members = membersOf(task.id);
-          membersByTask.set(task.id, members);
-          finances.set(task.id, financeOf(task, members, currency));
+          assigneesByTask.set(task.id, members.filter((member) => member.isAssignee));
+          const finance = financeOf(task, members, currency);
+          finances.set(task.id, withMembers ? finance : { totals: finance.totals, members: [] });
         }
       }
     }
-    return { tasks, membersByTask, finances };
+    return { tasks, assigneesByTask, finances };
   };
   return (db as Knex.Transaction).isTransaction ? compute(db) : db.transaction(compute, { isolationLevel: 'repeatable read' });
 }
