@@ -3,6 +3,7 @@ import * as initialSchema from './20261122_001_initial_schema';
 import * as storedBreakdowns from './20261122_002_stored_breakdowns';
 import * as figureStamps from './20261123_003_figure_stamps';
 import * as datedCosting from './20261124_004_dated_costing';
+import * as memberProjects from './20261125_005_member_projects';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -15,6 +16,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261122_002_stored_breakdowns', storedBreakdowns],
   ['20261123_003_figure_stamps', figureStamps],
   ['20261124_004_dated_costing', datedCosting],
+  ['20261125_005_member_projects', memberProjects],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
