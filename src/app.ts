@@ -38,6 +38,12 @@ export type AppDeps = {
   listCacheMb?: number;
   /** How many project lists are read and rendered at once; the others wait their turn. */
   listRenders?: number;
+  /**
+   * When a breakdown finds its project's stored figures out of date, it answers from the calculator
+   * and brings the project current in the background (server.ts: on), so breakdowns do not keep
+   * computing on the fly until a list is read. Off by default: tests that inspect stored rows turn it on.
+   */
+  refreshBehindBreakdowns?: boolean;
   /** Clients reach the service over HTTPS: send HSTS and upgrade-insecure-requests (never over plain HTTP). */
   servedOverHttps?: boolean;
   /** At most this many API requests of one team at once, the others waiting in memory (http/team-share.ts); unset: no limit. */
@@ -125,7 +131,7 @@ export function createApp(deps: AppDeps): Express {
   if (deps.teamShare) api.use(teamShare(deps.teamShare));
   api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
   api.use(cancelQueriesWhenClientLeaves(db));
-  api.use(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), createLimiter(listRenders)));
+  api.use(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), createLimiter(listRenders), deps.refreshBehindBreakdowns ? logger : undefined));
   api.use(jobRolesRouter(db));
   api.use(teamMembersRouter(db));
   api.use(projectsRouter(db));

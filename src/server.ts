@@ -67,6 +67,7 @@ async function main(): Promise<void> {
       tokenCache,
       listCacheMb: config.listCacheMb,
       listRenders: config.listRenders,
+      refreshBehindBreakdowns: true,
       servedOverHttps: config.servedOverHttps,
       teamShare: config.teamConcurrency > 0 ? { perTeam: config.teamConcurrency, queuePerTeam: config.teamQueue } : undefined,
       corsOrigins: config.corsOrigins,

@@ -3,6 +3,8 @@ import type { Knex } from 'knex';
 import { nowIso, todayIn } from '../clock';
 import { notFound } from '../http/errors';
 import { findListedProject } from './finance.repository';
+import { bringCurrent } from './figures';
+import type { Logger } from '../logger';
 import { actorOf } from '../http/auth';
 import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/respond';
 import type { Limiter } from '../limiter';
@@ -12,15 +14,25 @@ import { toCostLinesCsv, toCsv, toXlsx } from './finance.export';
 import { breakdownQuery, exportQuery, fixedCostBody, projectTasksQuery } from './finance.schemas';
 import * as service from './finance.service';
 
-/** `renders` bounds how many project lists are read and rendered at once (each can be megabytes). */
-export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter): Router {
+/**
+ * `renders` bounds how many project lists are read and rendered at once (each can be megabytes). With
+ * `refreshBehind`, a breakdown that found its project's stored figures out of date brings them current
+ * in the background after answering (failures logged there).
+ */
+export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter, refreshBehind?: Logger): Router {
   const router = Router();
   router.get('/project-finance/task/:id/breakdown', async (req, res) => {
     const id = parseId(req.params.id);
     const query = parseQuery(breakdownQuery, req.query);
-    const { financeVersion, body } = await service.getBreakdown(db, actorOf(req).teamId, id, query.include_subtasks, query);
+    const teamId = actorOf(req).teamId;
+    const { financeVersion, body, staleProject } = await service.getBreakdown(db, teamId, id, query.include_subtasks, query);
     res.setHeader('ETag', service.etagOf(financeVersion));
     sendSuccess(res, body);
+    if (refreshBehind && staleProject) {
+      bringCurrent(db, teamId, staleProject, nowIso()).catch((err: unknown) =>
+        refreshBehind.warn({ err, projectId: staleProject }, 'background refresh failed'),
+      );
+    }
   });
   router.get('/project-finance/project/:project_id/tasks', async (req, res) => {
     const projectId = parseId(req.params.project_id, 'project_id');

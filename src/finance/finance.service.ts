@@ -73,7 +73,13 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
  * A current row without its parts (left empty by a project-wide refresh, labor.ts) is computed on the
  * fly too, and its parts are stored for the next read.
  */
-export async function getBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean, range: repo.DayRange = {}) {
+export async function getBreakdown(
+  db: Knex,
+  teamId: string,
+  taskId: string,
+  includeSubtasks: boolean,
+  range: repo.DayRange = {},
+): Promise<{ financeVersion: number; body: unknown; staleProject?: string }> {
   const now = nowIso();
   if (hasRange(range)) return computedBreakdown(db, teamId, taskId, includeSubtasks, now, range);
   if (includeSubtasks) return computedBreakdown(db, teamId, taskId, includeSubtasks, now);
@@ -89,7 +95,8 @@ export async function getBreakdown(db: Knex, teamId: string, taskId: string, inc
   if (row.current && row.labor_version !== null) {
     await repo.storeBreakdownParts(db, teamId, taskId, row.labor_version, breakdownParts(computed.finance));
   }
-  return { financeVersion: computed.financeVersion, body: computed.body };
+  // Out of date: the caller may bring the project current behind the answer (finance.router.ts).
+  return { financeVersion: computed.financeVersion, body: computed.body, staleProject: row.current ? undefined : row.project_id };
 }
 
 export function matchesIfMatch(header: string | undefined, version: number): boolean {
