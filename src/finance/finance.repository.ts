@@ -99,7 +99,7 @@ export type ParticipantRow = {
   cost_lines: CostLineRow[];
 };
 
-/** One cost line of a ParticipantRow: numbers as exact text. */
+/** One cost line of a ParticipantRow: the rate as exact text, the seconds a whole number. */
 export type CostLineRow = { job_role: string | null; hourly_rate: string; seconds: number; first_day: string; last_day: string };
 
 /** Log days counted: a closed range of dates (YYYY-MM-DD), each end optional. */

@@ -61,19 +61,18 @@ export type Invalidation =
   | { kind: 'member'; memberId: string };
 
 /**
- * Marks tasks stale (one row per write and task, told apart by a sequence number): the tasks whose ids
- * `ids` (SQL) selects, of the project (or of every project of the team). Run after the locks are taken,
- * so no concurrent change is missed.
+ * Marks tasks of one project stale (one row per write and task, told apart by a sequence number): the
+ * tasks whose ids `ids` (SQL) selects. Run after the locks are taken, so no concurrent change is missed.
  */
-async function markStale(db: Knex, teamId: string, projectId: string | 'team', ids: string, bindings: Record<string, string>) {
+async function markStale(db: Knex, teamId: string, projectId: string, ids: string, bindings: Record<string, string>) {
   await db.raw(
     `insert into stale_tasks (team_id, project_id, task_id, revision)
      select p.team_id, p.id, marked.id, p.revision
      from (${ids}) as marked (id)
      join tasks t on t.team_id = :teamId and t.id = marked.id
      join projects p on p.team_id = t.team_id and p.id = t.project_id
-     where cast(:projectId as uuid) is null or p.id = cast(:projectId as uuid)`,
-    { teamId, projectId: projectId === 'team' ? null : projectId, ...bindings },
+     where p.id = :projectId`,
+    { teamId, projectId, ...bindings },
   );
 }
 

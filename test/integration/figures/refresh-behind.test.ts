@@ -27,13 +27,19 @@ const stampCurrent = async (projectId: string) => {
   return row !== undefined && Number(row.revision) === Number(row.stamped) && Number(marks[0]?.n) === 0;
 };
 
-it('brings the project current behind a breakdown that found it out of date', async () => {
+/** A project at 50 an hour with one member, Ann, assigned to its one task of 4 hours. */
+async function projectWithTask() {
   const role = await createJobRole(h.api);
   const project = await createProject(h.api);
   await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 50 }]);
   const ann = await createMember(h.api, { name: 'Ann' });
   await addToProject(h.api, project.id, ann.id, role.id);
   const task = await createTask(h.api, project.id, { estimated_hours: 4, assignee_ids: [ann.id] });
+  return { role, project, ann, task };
+}
+
+it('brings the project current behind a breakdown that found it out of date', async () => {
+  const { role, project, ann, task } = await projectWithTask();
   await logTime(h.api, task.id, ann.id, { seconds: 3600 });
   await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
   expect(await stampCurrent(project.id)).toBe(true);
@@ -49,12 +55,7 @@ it('brings the project current behind a breakdown that found it out of date', as
 });
 
 it('leaves the project as it is without the setting (what the other tests rely on)', async () => {
-  const role = await createJobRole(h.api);
-  const project = await createProject(h.api);
-  await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 50 }]);
-  const ann = await createMember(h.api, { name: 'Ann' });
-  await addToProject(h.api, project.id, ann.id, role.id);
-  const task = await createTask(h.api, project.id, { estimated_hours: 4, assignee_ids: [ann.id] });
+  const { project, task } = await projectWithTask();
   await h.api.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200);
   await h.api.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200);
   expect(await stampCurrent(project.id)).toBe(false);
