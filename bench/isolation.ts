@@ -7,6 +7,7 @@ import { commandOption, log, machine, postgresTarget, prepare, rssOf, startServi
 
 /*
  * npm run bench:isolation -- [--size small|full] [--connections 10] [--duration 10]
+ *                            [--only exports,writes,previews,timelogs,flood]
  *
  * Isolation and bounded work (PostgreSQL): each scenario runs while a prober asks /healthz over and
  * over, so every figure sits beside the worst /healthz answer of the same moment.
@@ -30,6 +31,11 @@ const duration = Number(option('duration', '10'));
 const PORT = Number(option('port', '3458'));
 const BASE = `http://127.0.0.1:${PORT}`;
 const HANG_MS = 60_000;
+const SCENARIOS = ['exports', 'writes', 'previews', 'timelogs', 'flood'] as const;
+const only = option('only', SCENARIOS.join(',')).split(',');
+const unknown = only.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
+if (unknown.length) throw new Error(`--only takes ${SCENARIOS.join(', ')}; not ${unknown.join(', ')}`);
+const runs = (scenario: (typeof SCENARIOS)[number]) => only.includes(scenario);
 
 type Json = { success: boolean; body?: unknown; error?: { code: string } };
 
@@ -118,159 +124,168 @@ async function main() {
     report(`RSS after start: ${rssOf(child.pid as number).rss.toFixed(0)} MB`);
     const large = projectId(0);
     const listRoute = `/api/project-finance/project/${large}/tasks`;
+    const member1 = (await ok<{ team_member_id: string }[]>(BENCH_TOKEN, 'GET', `/api/projects/${projectId(1)}/members`))[0]!.team_member_id;
 
     // 1. Concurrent exports, first: the service's memory then holds nothing from earlier scenarios.
-    report('');
-    report(`### Concurrent exports of the ${size.largeProjectTasks}-task project`);
-    report('');
-    report('| Exports | all done after | answers | bytes each | worst /healthz | service RSS peak meanwhile |');
-    report('|---|---:|---|---:|---:|---:|');
-    for (const [format, count] of [['xlsx', 12], ['csv', 20]] as const) {
-      let peak = 0;
-      const exportSampler = setInterval(() => {
-        if (child.exitCode === null) peak = Math.max(peak, rssOf(child.pid as number).rss);
-      }, 100);
-      const stop = probeHealthz();
-      const started = performance.now();
-      const results = await Promise.all(
-        Array.from({ length: count }, async () => {
-          const res = await fetch(`${BASE}/api/project-finance/project/${large}/export?format=${format}`, {
-            headers: { authorization: `Bearer ${BENCH_TOKEN}` },
-            signal: AbortSignal.timeout(10 * HANG_MS),
-          });
-          return { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
-        }),
-      );
-      const took = performance.now() - started;
-      const worst = await stop();
-      clearInterval(exportSampler);
-      const statuses = [...new Set(results.map((r) => r.status))].join('/');
-      report(`| ${count} × ${format.toUpperCase()} | ${ms(took)} | ${statuses} | ${results[0]?.bytes ?? 0} | ${ms(worst.max)} | ${peak.toFixed(0)} MB |`);
+    if (runs('exports')) {
+      report('');
+      report(`### Concurrent exports of the ${size.largeProjectTasks}-task project`);
+      report('');
+      report('| Exports | all done after | answers | bytes each | worst /healthz | service RSS peak meanwhile |');
+      report('|---|---:|---|---:|---:|---:|');
+      for (const [format, count] of [['xlsx', 12], ['csv', 20]] as const) {
+        let peak = 0;
+        const exportSampler = setInterval(() => {
+          if (child.exitCode === null) peak = Math.max(peak, rssOf(child.pid as number).rss);
+        }, 100);
+        const stop = probeHealthz();
+        const started = performance.now();
+        const results = await Promise.all(
+          Array.from({ length: count }, async () => {
+            const res = await fetch(`${BASE}/api/project-finance/project/${large}/export?format=${format}`, {
+              headers: { authorization: `Bearer ${BENCH_TOKEN}` },
+              signal: AbortSignal.timeout(10 * HANG_MS),
+            });
+            return { status: res.status, bytes: (await res.arrayBuffer()).byteLength };
+          }),
+        );
+        const took = performance.now() - started;
+        const worst = await stop();
+        clearInterval(exportSampler);
+        const statuses = [...new Set(results.map((r) => r.status))].join('/');
+        report(`| ${count} × ${format.toUpperCase()} | ${ms(took)} | ${statuses} | ${results[0]?.bytes ?? 0} | ${ms(worst.max)} | ${peak.toFixed(0)} MB |`);
+      }
     }
 
     // 2. Project-wide writes.
-    report('');
-    await ok(BENCH_TOKEN, 'GET', listRoute);
-    report(`### Project-wide writes on the ${size.largeProjectTasks}-task project (each followed by its list)`);
-    report('');
-    report('| Write | write | list after it | worst /healthz meanwhile |');
-    report('|---|---:|---:|---:|');
-    const card = await ok<{ roles: { job_role_id: string; hourly_rate: number }[] }>(BENCH_TOKEN, 'GET', `/api/projects/${large}/rate-card`);
-    const roles = card.roles;
-    const members = await ok<{ team_member_id: string; job_role_id: string | null }[]>(BENCH_TOKEN, 'GET', `/api/projects/${large}/members`);
-    const member = members[0]!;
-    const otherRole = roles.find((r) => r.job_role_id !== member.job_role_id)?.job_role_id ?? null;
-    const writes: [string, () => Promise<unknown>][] = [
-      ['rate-card change', () => ok(BENCH_TOKEN, 'PUT', `/api/projects/${large}/rate-card`, { roles: roles.map((r, i) => ({ job_role_id: r.job_role_id, hourly_rate: i === 0 ? Number(r.hourly_rate) + 1 : Number(r.hourly_rate) })) })],
-      ['member rename', () => ok(BENCH_TOKEN, 'PATCH', `/api/team-members/${member.team_member_id}`, { name: `Renamed ${Date.now()}` })],
-      ['member role change', () => ok(BENCH_TOKEN, 'PUT', `/api/projects/${large}/members/${member.team_member_id}`, { job_role_id: otherRole })],
-    ];
-    for (const [name, write] of writes) {
-      const stop = probeHealthz();
-      const t0 = performance.now();
-      await write();
-      const t1 = performance.now();
+    if (runs('writes')) {
+      report('');
       await ok(BENCH_TOKEN, 'GET', listRoute);
-      const t2 = performance.now();
-      const healthz = await stop();
-      report(`| ${name} | ${ms(t1 - t0)} | ${ms(t2 - t1)} | ${ms(healthz.max)} |`);
+      report(`### Project-wide writes on the ${size.largeProjectTasks}-task project (each followed by its list)`);
+      report('');
+      report('| Write | write | list after it | worst /healthz meanwhile |');
+      report('|---|---:|---:|---:|');
+      const card = await ok<{ roles: { job_role_id: string; hourly_rate: number }[] }>(BENCH_TOKEN, 'GET', `/api/projects/${large}/rate-card`);
+      const roles = card.roles;
+      const members = await ok<{ team_member_id: string; job_role_id: string | null }[]>(BENCH_TOKEN, 'GET', `/api/projects/${large}/members`);
+      const member = members[0]!;
+      const otherRole = roles.find((r) => r.job_role_id !== member.job_role_id)?.job_role_id ?? null;
+      const writes: [string, () => Promise<unknown>][] = [
+        ['rate-card change', () => ok(BENCH_TOKEN, 'PUT', `/api/projects/${large}/rate-card`, { roles: roles.map((r, i) => ({ job_role_id: r.job_role_id, hourly_rate: i === 0 ? Number(r.hourly_rate) + 1 : Number(r.hourly_rate) })) })],
+        ['member rename', () => ok(BENCH_TOKEN, 'PATCH', `/api/team-members/${member.team_member_id}`, { name: `Renamed ${Date.now()}` })],
+        ['member role change', () => ok(BENCH_TOKEN, 'PUT', `/api/projects/${large}/members/${member.team_member_id}`, { job_role_id: otherRole })],
+      ];
+      for (const [name, write] of writes) {
+        const stop = probeHealthz();
+        const t0 = performance.now();
+        await write();
+        const t1 = performance.now();
+        await ok(BENCH_TOKEN, 'GET', listRoute);
+        const t2 = performance.now();
+        const healthz = await stop();
+        report(`| ${name} | ${ms(t1 - t0)} | ${ms(t2 - t1)} | ${ms(healthz.max)} |`);
+      }
     }
 
     // 2b. Dry runs of rate changes and a list over a date range (both computed, not read from stored figures).
-    report('');
-    report(`### Rate-card previews and a ranged list on the ${size.largeProjectTasks}-task project`);
-    report('');
-    report('| Request | answer | tasks changed | worst /healthz meanwhile |');
-    report('|---|---:|---:|---:|');
-    const now = await ok<{ roles: { job_role_id: string; hourly_rate: number }[] }>(BENCH_TOKEN, 'GET', `/api/projects/${large}/rate-card`);
-    const raised = (all: boolean) => ({
-      effective_from: '2025-06-01',
-      roles: now.roles.map((r, i) => ({ job_role_id: r.job_role_id, hourly_rate: all || i === 0 ? Number(r.hourly_rate) + 1 : Number(r.hourly_rate) })),
-    });
-    const dryRuns: [string, () => Promise<{ tasks?: unknown[] }>][] = [
-      ['preview: one role +1 from 2025-06-01', () => ok(BENCH_TOKEN, 'POST', `/api/projects/${large}/rate-card/preview`, raised(false))],
-      ['preview: every role +1 from 2025-06-01', () => ok(BENCH_TOKEN, 'POST', `/api/projects/${large}/rate-card/preview`, raised(true))],
-      ['list, from 2025-01-01 to 2025-06-30', () => ok(BENCH_TOKEN, 'GET', `${listRoute}?from=2025-01-01&to=2025-06-30`)],
-    ];
-    for (const [name, request] of dryRuns) {
-      const stop = probeHealthz();
-      const t0 = performance.now();
-      const answer = await request();
-      const took = performance.now() - t0;
-      const healthz = await stop();
-      report(`| ${name} | ${ms(took)} | ${answer.tasks?.length ?? '-'} | ${ms(healthz.max)} |`);
+    if (runs('previews')) {
+      report('');
+      report(`### Rate-card previews and a ranged list on the ${size.largeProjectTasks}-task project`);
+      report('');
+      report('| Request | answer | tasks changed | worst /healthz meanwhile |');
+      report('|---|---:|---:|---:|');
+      const now = await ok<{ roles: { job_role_id: string; hourly_rate: number }[] }>(BENCH_TOKEN, 'GET', `/api/projects/${large}/rate-card`);
+      const raised = (all: boolean) => ({
+        effective_from: '2025-06-01',
+        roles: now.roles.map((r, i) => ({ job_role_id: r.job_role_id, hourly_rate: all || i === 0 ? Number(r.hourly_rate) + 1 : Number(r.hourly_rate) })),
+      });
+      const dryRuns: [string, () => Promise<{ tasks?: unknown[] }>][] = [
+        ['preview: one role +1 from 2025-06-01', () => ok(BENCH_TOKEN, 'POST', `/api/projects/${large}/rate-card/preview`, raised(false))],
+        ['preview: every role +1 from 2025-06-01', () => ok(BENCH_TOKEN, 'POST', `/api/projects/${large}/rate-card/preview`, raised(true))],
+        ['list, from 2025-01-01 to 2025-06-30', () => ok(BENCH_TOKEN, 'GET', `${listRoute}?from=2025-01-01&to=2025-06-30`)],
+      ];
+      for (const [name, request] of dryRuns) {
+        const stop = probeHealthz();
+        const t0 = performance.now();
+        const answer = await request();
+        const took = performance.now() - t0;
+        const healthz = await stop();
+        report(`| ${name} | ${ms(took)} | ${answer.tasks?.length ?? '-'} | ${ms(healthz.max)} |`);
+      }
     }
 
     // 3. Time logs per project and per task.
-    report('');
-    report(`### Time-log POSTs, ${connections} connections, ${duration} s each`);
-    report('');
-    report('| Load | req/s | p50 ms | p99 ms | errors | share of /healthz |');
-    report('|---|---:|---:|---:|---:|---:|');
-    const healthz = await throughput(() => '/healthz', 'GET');
-    report(`| /healthz | ${healthz.rps.toFixed(0)} | ${healthz.p50} | ${healthz.p99} | ${healthz.errors} | 100% |`);
-    const member1 = (await ok<{ team_member_id: string }[]>(BENCH_TOKEN, 'GET', `/api/projects/${projectId(1)}/members`))[0]!.team_member_id;
-    const logBody = () => JSON.stringify({ team_member_id: member1, seconds: 60 + Math.floor(Math.random() * 3600) });
-    const loads: [string, () => string][] = [
-      [`random tasks of one ${size.mediumProjectTasks}-task project`, () => `/api/tasks/${taskId(1, Math.floor(Math.random() * size.mediumProjectTasks))}/time-logs`],
-      ['one single task', () => `/api/tasks/${taskId(1, 0)}/time-logs`],
-    ];
-    for (const [name, pathOf] of loads) {
-      const r = await throughput(pathOf, 'POST', logBody);
-      report(`| time logs, ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${((100 * r.rps) / healthz.rps).toFixed(0)}% |`);
+    if (runs('timelogs')) {
+      report('');
+      report(`### Time-log POSTs, ${connections} connections, ${duration} s each`);
+      report('');
+      report('| Load | req/s | p50 ms | p99 ms | errors | share of /healthz |');
+      report('|---|---:|---:|---:|---:|---:|');
+      const healthz = await throughput(() => '/healthz', 'GET');
+      report(`| /healthz | ${healthz.rps.toFixed(0)} | ${healthz.p50} | ${healthz.p99} | ${healthz.errors} | 100% |`);
+      const logBody = () => JSON.stringify({ team_member_id: member1, seconds: 60 + Math.floor(Math.random() * 3600) });
+      const loads: [string, () => string][] = [
+        [`random tasks of one ${size.mediumProjectTasks}-task project`, () => `/api/tasks/${taskId(1, Math.floor(Math.random() * size.mediumProjectTasks))}/time-logs`],
+        ['one single task', () => `/api/tasks/${taskId(1, 0)}/time-logs`],
+      ];
+      for (const [name, pathOf] of loads) {
+        const r = await throughput(pathOf, 'POST', logBody);
+        report(`| time logs, ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${((100 * r.rps) / healthz.rps).toFixed(0)}% |`);
+      }
     }
 
     // 4. Two teams.
-    report('');
-    report('### Two teams: B sends 600 time-log POSTs at once on one task, A reads its projects');
-    report('');
-    const teamA = await ok<{ token: string }>(BENCH_TOKEN, 'POST', '/api/teams', { name: `Bench team A ${Date.now()}` });
-    const tokenA = teamA.token;
-    await ok(tokenA, 'POST', '/api/projects', { name: 'A project' });
-    const readA = async (until: () => boolean) => {
-      const times: number[] = [];
-      const statuses: number[] = [];
-      await Promise.all(
-        Array.from({ length: 4 }, async () => {
-          while (!until()) {
-            const started = performance.now();
-            const { status } = await call(tokenA, 'GET', '/api/projects').catch(() => ({ status: 0 }));
-            times.push(performance.now() - started);
-            statuses.push(status);
-          }
-        }),
-      );
-      return { ...summary(times), fivexx: statuses.filter((s) => s >= 500 || s === 0).length };
-    };
-    const idleUntil = Date.now() + 3_000;
-    const idle = await readA(() => Date.now() > idleUntil);
-    let flooding = true;
-    const floodTask = taskId(1, 1);
-    const stopHealthz = probeHealthz();
-    const duringFlood = readA(() => !flooding);
-    const t0 = performance.now();
-    const answers = await Promise.all(
-      Array.from({ length: 600 }, () =>
-        call(BENCH_TOKEN, 'POST', `/api/tasks/${floodTask}/time-logs`, { team_member_id: member1, seconds: 60 }).then(
-          (r) => String(r.status),
-          (err: Error) => (err.name === 'TimeoutError' ? 'hung 60 s' : `failed (${err.message})`),
+    if (runs('flood')) {
+      report('');
+      report('### Two teams: B sends 600 time-log POSTs at once on one task, A reads its projects');
+      report('');
+      const teamA = await ok<{ token: string }>(BENCH_TOKEN, 'POST', '/api/teams', { name: `Bench team A ${Date.now()}` });
+      const tokenA = teamA.token;
+      await ok(tokenA, 'POST', '/api/projects', { name: 'A project' });
+      const readA = async (until: () => boolean) => {
+        const times: number[] = [];
+        const statuses: number[] = [];
+        await Promise.all(
+          Array.from({ length: 4 }, async () => {
+            while (!until()) {
+              const started = performance.now();
+              const { status } = await call(tokenA, 'GET', '/api/projects').catch(() => ({ status: 0 }));
+              times.push(performance.now() - started);
+              statuses.push(status);
+            }
+          }),
+        );
+        return { ...summary(times), fivexx: statuses.filter((s) => s >= 500 || s === 0).length };
+      };
+      const idleUntil = Date.now() + 3_000;
+      const idle = await readA(() => Date.now() > idleUntil);
+      let flooding = true;
+      const floodTask = taskId(1, 1);
+      const stopHealthz = probeHealthz();
+      const duringFlood = readA(() => !flooding);
+      const t0 = performance.now();
+      const answers = await Promise.all(
+        Array.from({ length: 600 }, () =>
+          call(BENCH_TOKEN, 'POST', `/api/tasks/${floodTask}/time-logs`, { team_member_id: member1, seconds: 60 }).then(
+            (r) => String(r.status),
+            (err: Error) => (err.name === 'TimeoutError' ? 'hung 60 s' : `failed (${err.message})`),
+          ),
         ),
-      ),
-    );
-    const floodMs = performance.now() - t0;
-    flooding = false;
-    const during = await duringFlood;
-    const healthzFlood = await stopHealthz();
-    const counts = Object.entries(answers.reduce<Record<string, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {}))
-      .map(([status, n]) => `${n} × ${status}`)
-      .join(', ');
-    report(`| Team A's reads | p50 | p99 | max | 5xx or failed |`);
-    report('|---|---:|---:|---:|---:|');
-    report(`| idle | ${ms(idle.p50)} | ${ms(idle.p99)} | ${ms(idle.max)} | ${idle.fivexx} |`);
-    report(`| during B's flood | ${ms(during.p50)} | ${ms(during.p99)} | ${ms(during.max)} | ${during.fivexx} |`);
-    report('');
-    report(`B's 600 POSTs took ${ms(floodMs)}: ${counts}. Worst /healthz meanwhile: ${ms(healthzFlood.max)}.`);
-
+      );
+      const floodMs = performance.now() - t0;
+      flooding = false;
+      const during = await duringFlood;
+      const healthzFlood = await stopHealthz();
+      const counts = Object.entries(answers.reduce<Record<string, number>>((n, s) => ({ ...n, [s]: (n[s] ?? 0) + 1 }), {}))
+        .map(([status, n]) => `${n} × ${status}`)
+        .join(', ');
+      report(`| Team A's reads | p50 | p99 | max | 5xx or failed |`);
+      report('|---|---:|---:|---:|---:|');
+      report(`| idle | ${ms(idle.p50)} | ${ms(idle.p99)} | ${ms(idle.max)} | ${idle.fivexx} |`);
+      report(`| during B's flood | ${ms(during.p50)} | ${ms(during.p99)} | ${ms(during.max)} | ${during.fivexx} |`);
+      report('');
+      report(`B's 600 POSTs took ${ms(floodMs)}: ${counts}. Worst /healthz meanwhile: ${ms(healthzFlood.max)}.`);
+    }
   } finally {
     clearInterval(sampler);
     const { peak } = rssOf(child.pid as number);

@@ -39,7 +39,7 @@ export async function requireTask(db: Knex, teamId: string, id: string, lock = f
  * Takes the locks a write to a task needs, in the order every write takes them: its project's row
  * (projects.repository's lockProject, which also marks the task, and its parent unless only the task's
  * own figures change, out of date), then the task's row. `ownFiguresOnly`: the write changes only the
- * task's own figures (a fixed cost; time logs take lockProjectOfTaskForWrite alone), so the project's
+ * task's own figures (a fixed cost; a time log takes the same lock in its own statement), so the project's
  * row is taken shared. 404 for an unknown or archived task.
  */
 export async function lockTaskForWrite(trx: Knex, teamId: string, id: string, ownFiguresOnly = false) {

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { prepared } from '../db/prepared';
 
 export type TimeLogRow = {
   id: string;
@@ -27,43 +28,59 @@ async function subtractFromMemberTotal(db: Knex, teamId: string, log: TimeLogRow
   );
 }
 
+/** What logging time found: the task's project (none: no such task, or archived) and the log written (none: not a member of the team). */
+export type LoggedTime = { taskFound: boolean; log: TimeLogRow | undefined };
+
 /**
- * Inserts a log by a member of the team and adds its seconds to the running totals of its task and
- * member, overall and on the log's day in the project's time zone: one statement. Undefined (nothing
- * written) when the member is not one of the team's. The caller holds the project's lock (shared).
+ * Logs time on a task, in one statement (so one round trip, atomic without a transaction of its own):
+ * takes the task's project row shared (the lock every write to a project's finance inputs takes,
+ * here shared because a log changes only its task's own figures), marks the task's figures out of
+ * date under the revision read with that lock (finance/figures.ts), inserts the log by a member of
+ * the team, and adds its seconds to the running totals of its task and member, overall and on the
+ * log's day in the project's time zone. The lock is taken before anything is written: every insert
+ * reads the locked row. Nothing is written when the task or the member is not found.
  */
-export async function insertTimeLog(
+export async function logTime(
   db: Knex,
   teamId: string,
-  project: { id: string; time_zone: string },
   log: { task_id: string; team_member_id: string; seconds: number; logged_at: string; note: string | null },
-): Promise<TimeLogRow | undefined> {
-  const result = await db.raw(
-    `with member as (select id from team_members where team_id = :teamId and id = :memberId),
+): Promise<LoggedTime> {
+  const statement = db.raw(
+    `with locked as (
+       select p.id, p.revision, p.time_zone
+       from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
+       where t.team_id = :teamId and t.id = :taskId and t.archived_at is null
+       for share of p
+     ),
+     member as (select id from team_members where team_id = :teamId and id = :memberId),
+     marked as (
+       insert into stale_tasks (team_id, project_id, task_id, revision)
+       select :teamId, locked.id, :taskId, locked.revision from locked, member
+       returning 1
+     ),
      log as (
        insert into time_logs (team_id, task_id, team_member_id, seconds, logged_at, note)
-       select :teamId, :taskId, member.id, :seconds, cast(:loggedAt as timestamptz), :note from member
+       select :teamId, :taskId, member.id, :seconds, cast(:loggedAt as timestamptz), :note from locked, member
        returning ${COLUMNS.join(', ')}
      ),
      total as (
        insert into task_member_time as tmt (team_id, project_id, task_id, team_member_id, total_seconds, log_count)
-       select :teamId, :projectId, log.task_id, log.team_member_id, log.seconds, 1 from log
+       select :teamId, locked.id, log.task_id, log.team_member_id, log.seconds, 1 from log, locked
        on conflict (team_id, task_id, team_member_id) do update
          set total_seconds = tmt.total_seconds + excluded.total_seconds, log_count = tmt.log_count + 1
        returning 1
      ),
      daily as (
        insert into task_member_day_time as d (team_id, project_id, task_id, team_member_id, day, total_seconds, log_count)
-       select :teamId, :projectId, log.task_id, log.team_member_id, (log.logged_at at time zone :timeZone)::date, log.seconds, 1 from log
+       select :teamId, locked.id, log.task_id, log.team_member_id, (log.logged_at at time zone locked.time_zone)::date, log.seconds, 1
+       from log, locked
        on conflict (team_id, task_id, team_member_id, day) do update
          set total_seconds = d.total_seconds + excluded.total_seconds, log_count = d.log_count + 1
        returning 1
      )
-     select log.* from log`,
+     select exists (select 1 from locked) as task_found, log.* from (select 1) one left join log on true`,
     {
       teamId,
-      projectId: project.id,
-      timeZone: project.time_zone,
       taskId: log.task_id,
       memberId: log.team_member_id,
       seconds: log.seconds,
@@ -71,7 +88,9 @@ export async function insertTimeLog(
       note: log.note,
     },
   );
-  return result.rows[0];
+  const result = await prepared(statement, 'log_time');
+  const { task_found: taskFound, ...row } = result.rows[0] as TimeLogRow & { task_found: boolean };
+  return { taskFound, log: row.id ? row : undefined };
 }
 
 export async function findTimeLog(db: Knex, teamId: string, id: string): Promise<TimeLogRow | undefined> {

@@ -3,7 +3,7 @@ import { fieldError, notFound } from '../http/errors';
 import { nowIso } from '../clock';
 import { hoursFromSeconds, secondsFromHours } from '../finance/money';
 import { lockProjectForWrite } from '../projects/projects.service';
-import { lockProjectOfTaskForWrite, requireTask } from '../tasks/tasks.service';
+import { requireTask } from '../tasks/tasks.service';
 import * as repo from './time-logs.repository';
 import type { CreateTimeLogBody } from './time-logs.schemas';
 
@@ -15,21 +15,17 @@ function presentTimeLog(row: repo.TimeLogRow) {
 const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? secondsFromHours(body.hours ?? 0);
 
 export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
-  return db.transaction(async (trx) => {
-    // The project's lock, shared, marking the task (a log changes only the task's own figures); then
-    // the log and its running totals in one statement.
-    const project = await lockProjectOfTaskForWrite(trx, teamId, taskId);
-    const row = await repo.insertTimeLog(trx, teamId, project, {
-      task_id: taskId,
-      team_member_id: body.team_member_id.toLowerCase(),
-      seconds: secondsOf(body),
-      // Now by the service's clock (never the database server's), like every "today".
-      logged_at: body.logged_at ?? nowIso(),
-      note: body.note ?? null,
-    });
-    if (!row) throw fieldError('team_member_id', 'is not a member of this team');
-    return presentTimeLog(row);
+  const { taskFound, log } = await repo.logTime(db, teamId, {
+    task_id: taskId,
+    team_member_id: body.team_member_id.toLowerCase(),
+    seconds: secondsOf(body),
+    // Now by the service's clock (never the database server's), like every "today".
+    logged_at: body.logged_at ?? nowIso(),
+    note: body.note ?? null,
   });
+  if (!taskFound) throw notFound('TASK_NOT_FOUND', 'Task');
+  if (!log) throw fieldError('team_member_id', 'is not a member of this team');
+  return presentTimeLog(log);
 }
 
 export async function listTimeLogs(db: Knex, teamId: string, taskId: string) {

@@ -214,6 +214,14 @@ describe('time logs', () => {
     await expectInvalid(h.api.post(url, { team_member_id: member.id, seconds: 60, logged_at: '2026-11-20T09:30:00' }), 'logged_at');
     await expectInvalid(h.api.post(url, { team_member_id: UNKNOWN, seconds: 60 }), 'team_member_id');
     await h.api.post(`/api/tasks/${UNKNOWN}/time-logs`, { team_member_id: member.id, seconds: 60 }).expect(404);
+    // An unknown task answers 404 before the member is looked at; refused logs write nothing.
+    await h.api.post(`/api/tasks/${UNKNOWN}/time-logs`, { team_member_id: UNKNOWN, seconds: 60 }).expect(404);
+    expect((await h.api.get(url).expect(200)).body.body).toHaveLength(3);
+    // No logging on an archived task.
+    const archived = await createTask(h.api, project.id);
+    await h.api.post(`/api/tasks/${archived.id}/time-logs`, { team_member_id: member.id, seconds: 60 }).expect(201);
+    await h.api.delete(`/api/tasks/${archived.id}`).expect(200);
+    expect((await h.api.post(`/api/tasks/${archived.id}/time-logs`, { team_member_id: member.id, seconds: 60 }).expect(404)).body.error.code).toBe('TASK_NOT_FOUND');
     await h.api.delete(`/api/time-logs/${bySeconds.body.body.id}`).expect(200);
     expect((await h.api.delete(`/api/time-logs/${bySeconds.body.body.id}`).expect(404)).body.error.code).toBe('TIME_LOG_NOT_FOUND');
     await h.api.delete('/api/time-logs/abc').expect(400);
