@@ -487,22 +487,22 @@ type ListScope = { teamId: string; projectId: string; filter: 'all' | 'billable'
  * tree), and whether the stored figures were current for `today` (figures.ts) in the snapshot read.
  */
 export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>, now: string): Promise<{ current: boolean; rows: ListedRow[] }> {
+  // The stamp's answer comes once, as its own first row (position 0); the tasks follow in creation
+  // order (no timestamps to parse: a whole project's rows are read here).
   const statement = db.raw(
-    `select ${FIGURES_CURRENT} as current, listed.* from (select 1) one
-     left join (
-       select t.id, t.name, t.parent_task_id, t.billable, t.status, t.priority, t.phase, t.created_at, f.sub_tasks as sub_tasks_count,
-              ${figureTexts((figure) => `f.${figure}`)}
+    `select ${FIGURES_CURRENT} as current, 0 as position, null as id, null as name, null as parent_task_id, null as billable,
+            null as status, null as priority, null as phase, null as sub_tasks_count,
+            ${ROLLED_FIGURES.map((figure) => `null as ${figure}`).join(', ')}, null as total_estimated_cost, null as total_actual_cost, null as variance
+     union all
+     select null, row_number() over (order by t.created_at, t.id), t.id, t.name, t.parent_task_id, t.billable, t.status, t.priority, t.phase,
+            f.sub_tasks, ${figureTexts((figure) => `f.${figure}`)}
        ${LISTED_TASKS}
-     ) listed on true
-     order by listed.created_at, listed.id`,
+     order by position`,
     { ...scope, parentId: null, allLevels: true, ...stampBindings(now) },
   );
   const result = await prepared(statement, 'finance_tree_rows');
-  const rows = result.rows as (ListedRow & { current: boolean; created_at: Date | null })[];
-  return {
-    current: Boolean(rows[0]?.current),
-    rows: rows.filter((row) => row.id !== null).map(({ current: _current, created_at: _created, ...row }) => row as ListedRow),
-  };
+  const [stamp, ...rows] = result.rows as (ListedRow & { current: boolean | null; position: string })[];
+  return { current: Boolean(stamp?.current), rows };
 }
 
 /** A JSON value of a nullable text column. */

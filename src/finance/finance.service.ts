@@ -138,11 +138,18 @@ export async function fixedCostHistory(db: Knex, teamId: string, taskId: string)
 /** The eight figures of a list row or a sum of rows, as exact decimal text. */
 export type FigureTexts = repo.ListedFigures & { total_estimated_cost: string; total_actual_cost: string; variance: string };
 
-/** Sums rows' figures; the calculator's rules 6 and 10 (taskTotals, variance) on the sums. */
-function sumRows(rows: readonly repo.ListedFigures[]): FigureTexts {
-  const [estimatedHours, loggedHours, estimatedLabor, actualLabor, fixed] = repo.ROLLED_FIGURES.map((column) =>
-    sum(rows.map((row) => toDecimal(row[column]))),
-  ) as [Decimal, Decimal, Decimal, Decimal, Decimal];
+/**
+ * Sums rows' figures; the calculator's rules 6 and 10 (taskTotals, variance) on the sums. In slices,
+ * yielding to the event loop between them: an export's starting level can be thousands of rows.
+ */
+async function sumRows(rows: readonly repo.ListedFigures[]): Promise<FigureTexts> {
+  let sums = repo.ROLLED_FIGURES.map(() => toDecimal(0));
+  for (let from = 0; from < rows.length; from += SLICE) {
+    if (from > 0) await nextTurn();
+    const slice = rows.slice(from, from + SLICE);
+    sums = repo.ROLLED_FIGURES.map((column, i) => (sums[i] as Decimal).plus(sum(slice.map((row) => toDecimal(row[column])))));
+  }
+  const [estimatedHours, loggedHours, estimatedLabor, actualLabor, fixed] = sums as [Decimal, Decimal, Decimal, Decimal, Decimal];
   return figureTexts(taskTotals({ estimatedHours, loggedHours, estimatedLaborCost: estimatedLabor, actualLaborCost: actualLabor, fixedCost: fixed }));
 }
 
@@ -231,17 +238,18 @@ async function computedList(db: Knex, teamId: string, project: ProjectRow, query
       phase: row.phase,
       assignees: row.assignees,
     })),
-    totals: jsonFigures(sumRows(rows)),
+    totals: jsonFigures(await sumRows(rows)),
   };
   const field = query.group_by;
   if (field) {
     const groups = groupBy(rows, (row) => row[field] ?? repo.NONE_GROUP);
-    body.groups = [...groups.keys()]
-      .sort(compareGroupNames)
-      .map((group) => {
-        const members = groups.get(group) ?? [];
-        return { group_name: group, task_ids: members.map((row) => row.id), ...jsonFigures(sumRows(members)) };
-      });
+    const names = [...groups.keys()].sort(compareGroupNames);
+    const summed = [];
+    for (const group of names) {
+      const members = groups.get(group) ?? [];
+      summed.push({ group_name: group, task_ids: members.map((row) => row.id), ...jsonFigures(await sumRows(members)) });
+    }
+    body.groups = summed;
   }
   return body;
 }
@@ -305,6 +313,9 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
         const tree = await repo.treeRows(q, { teamId, projectId, filter: filter.billable_filter }, now);
         return { current: tree.current, value: tree.rows };
       });
+  // A whole project's rows: each step is followed by a turn of the event loop, so that concurrent
+  // exports' steps never add up to one long wait for every other request.
+  await nextTurn();
   const children = groupBy(rows, (row) => row.parent_task_id ?? '');
   const starting = children.get(parentId ?? '') ?? [];
   const listed: { depth: number; row: ExportRow }[] = [];
@@ -312,9 +323,12 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
   while (stack.length) {
     const { row, depth } = stack.pop() as { row: repo.ListedRow; depth: number };
     listed.push({ depth, row });
-    for (const child of [...(children.get(row.id) ?? [])].reverse()) stack.push({ row: child, depth: depth + 1 });
+    const below = children.get(row.id);
+    if (below) for (let i = below.length - 1; i >= 0; i--) stack.push({ row: below[i] as repo.ListedRow, depth: depth + 1 });
+    if (listed.length % SLICE === 0) await nextTurn();
   }
-  return { project: { id: project.id, name: project.name, currency: project.currency }, rows: listed, totals: sumRows(starting) };
+  await nextTurn();
+  return { project: { id: project.id, name: project.name, currency: project.currency }, rows: listed, totals: await sumRows(starting) };
 }
 
 /** One cost line of a task's own figures, for the exports: figures as exact decimal text. */
