@@ -45,6 +45,7 @@ const configSchema = z.object({
   TEAM_CONCURRENCY: z.coerce.number().int().min(0).max(1000).default(5),
   TEAM_QUEUE: z.coerce.number().int().min(0).max(100_000).default(100),
   CORS_ORIGINS: originList.default([]),
+  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(10),
 });
 
 export type Config = {
@@ -73,6 +74,8 @@ export type Config = {
   teamQueue: number;
   /** Origins of frontends elsewhere that may call the API from a browser (CORS); empty: none. */
   corsOrigins: string[];
+  /** How far (percent) V8 lets the heap grow past what its last full collection kept; 0: V8's own heuristics. */
+  heapGrowingPercent: number;
 };
 
 /** Reads the environment (and `.env`, which never overrides a variable already set) once. */
@@ -103,5 +106,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     teamConcurrency: c.TEAM_CONCURRENCY,
     teamQueue: c.TEAM_QUEUE,
     corsOrigins: c.CORS_ORIGINS,
+    heapGrowingPercent: c.HEAP_GROWING_PERCENT,
   };
 }

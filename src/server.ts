@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import v8 from 'node:v8';
 import { createApp } from './app';
 import { listenForRevocations } from './auth/revocation-listener';
 import { createTokenCache } from './auth/token-cache';
@@ -44,6 +45,10 @@ async function migrate(target: ReturnType<typeof configuredTarget>, db: Db): Pro
  */
 async function main(): Promise<void> {
   const config = loadConfig();
+  // A recomputation or an export allocates far faster than it keeps: with V8's own heuristics the heap
+  // grew by hundreds of megabytes before a full collection found almost all of it garbage. Smaller
+  // steps keep the resident size near what is alive (BENCHMARKS.md, "Memory").
+  if (config.heapGrowingPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
   const logger = createLogger(config.logLevel);
   const target = configuredTarget(config);
   const database = await openDatabase(target, logger);

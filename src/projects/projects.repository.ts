@@ -149,7 +149,8 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
 /**
  * lockProject for a write to one task's own figures ('task-figures'), found by the task: in one
  * statement, the project of the non-archived task `taskId` is taken shared and the task is marked;
- * undefined when there is no such task. (A time log's whole write is then one more statement.)
+ * undefined when there is no such task. (A time log takes the same lock and mark within its own
+ * single statement: time-logs.repository's logTime.)
  */
 export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string): Promise<ProjectRow | undefined> {
   const result = await prepared(
