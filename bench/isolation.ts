@@ -183,8 +183,8 @@ async function main() {
         const statuses = [...new Set(results.map((r) => r.status))].join('/');
         report(`| ${count} × ${format.toUpperCase()} | ${ms(took)} | ${statuses} | ${results[0]?.bytes ?? 0} | ${ms(worst.max)} | ${peak.toFixed(0)} MB |`);
       }
+      notePeak();
     }
-    notePeak();
 
     // 2. Project-wide writes.
     if (runs('writes')) {
@@ -214,8 +214,8 @@ async function main() {
         const healthz = await stop();
         report(`| ${name} | ${ms(t1 - t0)} | ${ms(t2 - t1)} | ${ms(healthz.max)} |`);
       }
+      notePeak();
     }
-    notePeak();
 
     // 2b. Dry runs of rate changes and a list over a date range (both computed, not read from stored figures).
     if (runs('previews')) {
@@ -242,8 +242,8 @@ async function main() {
         const healthz = await stop();
         report(`| ${name} | ${ms(took)} | ${answer.tasks?.length ?? '-'} | ${ms(healthz.max)} |`);
       }
+      notePeak();
     }
-    notePeak();
 
     // 3. Time logs per project and per task.
     if (runs('timelogs')) {
@@ -263,8 +263,8 @@ async function main() {
         const r = await throughput(pathOf, 'POST', logBody);
         report(`| time logs, ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${((100 * r.rps) / healthz.rps).toFixed(0)}% |`);
       }
+      notePeak();
     }
-    notePeak();
 
     // 4. Two teams.
     if (runs('flood')) {
@@ -312,8 +312,8 @@ async function main() {
       report(`| during B's flood | ${ms(during.p50)} | ${ms(during.p99)} | ${ms(during.max)} | ${during.fivexx} |`);
       report('');
       report(`B's 600 POSTs took ${ms(floodMs)}: ${counts}. Worst /healthz meanwhile: ${ms(healthzFlood.max)}.`);
+      notePeak();
     }
-    notePeak();
   } finally {
     clearInterval(sampler);
     const { peak } = rssOf(child.pid as number);
