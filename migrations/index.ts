@@ -4,6 +4,7 @@ import * as storedBreakdowns from './20261122_002_stored_breakdowns';
 import * as figureStamps from './20261123_003_figure_stamps';
 import * as datedCosting from './20261124_004_dated_costing';
 import * as memberProjects from './20261125_005_member_projects';
+import * as storedTotals from './20261125_006_stored_totals';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -17,6 +18,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261123_003_figure_stamps', figureStamps],
   ['20261124_004_dated_costing', datedCosting],
   ['20261125_005_member_projects', memberProjects],
+  ['20261125_006_stored_totals', storedTotals],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
