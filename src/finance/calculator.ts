@@ -9,8 +9,9 @@ import { Decimal, ZERO, hoursFromSeconds, roundMoney, splitHours, sum } from './
 /**
  * The version of these rules. Stored figures are stamped with it (finance/figures.ts): bump it with any
  * change to what the calculator computes, and every project's figures are recomputed by themselves.
+ * 3: each task's totals and variance are stored too (migrations/20261125_006_stored_totals.ts).
  */
-export const CALCULATOR_VERSION = 2;
+export const CALCULATOR_VERSION = 3;
 
 export const UNASSIGNED_ROLE = 'Unassigned';
 

@@ -268,8 +268,8 @@ export async function findListedProject(
 }
 
 /**
- * The five rolled-up figures of the unfiltered project list's totals (the sums of its top-level rows'
- * stored roll-ups), and whether the stored figures are current at `now` (figures.ts).
+ * The unfiltered project list's totals (the sums of its top-level rows' stored roll-ups), and whether
+ * the stored figures are current at `now` (figures.ts).
  */
 export async function storedProjectSums(
   db: Knex,
@@ -289,8 +289,8 @@ export async function storedProjectSums(
   return result.rows[0];
 }
 
-/** A task's own stored figures (exact numeric text). */
-export type StoredOwnFigures = { task_id: string; estimated_hours: string; logged_hours: string; estimated_labor_cost: string; actual_labor_cost: string; fixed_cost: string };
+/** A task's own stored figures (exact numeric text), as the calculator computed them. */
+export type StoredOwnFigures = { task_id: string } & ListedFigures;
 
 /**
  * The own stored figures of some tasks of a project (non-archived, with stored figures), and whether
@@ -306,8 +306,7 @@ export async function storedOwnFigures(
   const result = await db.raw(
     `select ${FIGURES_CURRENT} as current, own.* from (select 1) one
      left join (
-       select t.id as task_id, t.estimated_hours::text as estimated_hours, l.logged_hours::text as logged_hours,
-              l.estimated_labor_cost::text as estimated_labor_cost, l.actual_labor_cost::text as actual_labor_cost, t.fixed_cost::text as fixed_cost
+       select t.id as task_id, ${ROLLED_FIGURES.map((figure) => `${ownFigure(figure)}::text as ${figure}`).join(', ')}
        from tasks t join task_labor l on l.team_id = t.team_id and l.task_id = t.id
        where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null
          and t.id = any(string_to_array(:taskIds, ',')::uuid[])
@@ -374,6 +373,7 @@ export type StoredBreakdownRow = {
   estimated_labor_cost: string;
   actual_labor_cost: string;
   fixed_cost: string;
+  /** As stored (labor.ts): read only with the parts below, which are null without a labor row. */
   total_estimated_cost: string;
   total_actual_cost: string;
   /** Null until the task's figures are first stored, and after a refresh that stored figures only (labor.ts). */
@@ -394,8 +394,8 @@ export async function storedBreakdown(db: Knex, teamId: string, taskId: string, 
             trim_scale(coalesce(l.estimated_labor_cost, 0)) as estimated_labor_cost,
             trim_scale(coalesce(l.actual_labor_cost, 0)) as actual_labor_cost,
             trim_scale(t.fixed_cost) as fixed_cost,
-            trim_scale(coalesce(l.estimated_labor_cost, 0) + t.fixed_cost) as total_estimated_cost,
-            trim_scale(coalesce(l.actual_labor_cost, 0) + t.fixed_cost) as total_actual_cost,
+            trim_scale(l.total_estimated_cost) as total_estimated_cost,
+            trim_scale(l.total_actual_cost) as total_actual_cost,
             l.members_json, l.grouped_members_json, l.xmin::text as labor_version
      from tasks t
      join projects p on p.team_id = t.team_id and p.id = t.project_id
@@ -407,11 +407,32 @@ export async function storedBreakdown(db: Knex, teamId: string, taskId: string, 
   return result.rows[0];
 }
 
-/** The five figures a task's roll-up sums, in this order (the totals and variance derive from them). */
-export const ROLLED_FIGURES = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost'] as const;
+/**
+ * The eight figures of CONTRACT section 4 a task's roll-up sums, in the contract's order: each task's
+ * own as stored (its estimated hours and fixed cost are the task's; the others the calculator computed,
+ * labor.ts), so no rule of the calculator's is restated here.
+ */
+export const ROLLED_FIGURES = [
+  'estimated_hours',
+  'logged_hours',
+  'estimated_labor_cost',
+  'actual_labor_cost',
+  'fixed_cost',
+  'total_estimated_cost',
+  'total_actual_cost',
+  'variance',
+] as const;
 
-/** The five summed figures of a listed task, as exact numeric text. */
-export type ListedFigures = Record<(typeof ROLLED_FIGURES)[number], string>;
+type RolledFigure = (typeof ROLLED_FIGURES)[number];
+
+/** The figures that are inputs of the task itself (tasks), not stored with its labor (task_labor). */
+const TASK_FIGURES: ReadonlySet<RolledFigure> = new Set(['estimated_hours', 'fixed_cost']);
+
+/** A task's own figure, from the task (t) or its labor row (l). */
+const ownFigure = (figure: RolledFigure) => (TASK_FIGURES.has(figure) ? `t.${figure}` : `l.${figure}`);
+
+/** The eight summed figures of a listed task, as exact numeric text. */
+export type ListedFigures = Record<RolledFigure, string>;
 
 /** Row shape: a listed task with its rolled-up figures under the filter, as exact numeric text. */
 export type ListedRow = ListedFigures & {
@@ -423,9 +444,6 @@ export type ListedRow = ListedFigures & {
   priority: string | null;
   phase: string | null;
   sub_tasks_count: number;
-  total_estimated_cost: string;
-  total_actual_cost: string;
-  variance: string;
 };
 
 /** A stored roll-up column under the billable_filter: one kind's, or both kinds added. */
@@ -443,11 +461,7 @@ const LISTED_TASKS = `from tasks t
      join task_labor l on l.team_id = t.team_id and l.project_id = t.project_id and l.task_id = t.id
      cross join lateral (
        select ${rolled('tasks')} as tasks,
-              ${rolled('estimated_hours')} as estimated_hours,
-              ${rolled('logged_hours')} as logged_hours,
-              ${rolled('estimated_labor_cost')} as estimated_labor_cost,
-              ${rolled('actual_labor_cost')} as actual_labor_cost,
-              ${rolled('fixed_cost')} as fixed_cost,
+              ${ROLLED_FIGURES.map((figure) => `${rolled(figure)} as ${figure}`).join(',\n              ')},
               case :filter when 'billable' then l.children_billable when 'non-billable' then l.children_non_billable
                 else l.children end as sub_tasks
      ) f
@@ -455,29 +469,9 @@ const LISTED_TASKS = `from tasks t
        and (cast(:allLevels as boolean) or t.parent_task_id is not distinct from cast(:parentId as uuid))
        and f.tasks > 0`;
 
-type RolledFigure = (typeof ROLLED_FIGURES)[number];
-type Figure = RolledFigure | 'total_estimated_cost' | 'total_actual_cost' | 'variance';
-
-/**
- * The eight figures of CONTRACT section 4 as SQL expressions of the five rolled ones (`figure` gives
- * each), for sums PostgreSQL makes: the calculator's rules, in SQL (calculator.ts's taskTotals, the
- * fixed cost in both totals; its variance, their difference, which the fixed cost leaves out).
- */
-function figureExpressions(figure: (name: RolledFigure) => string): Record<Figure, string> {
-  const rolled = Object.fromEntries(ROLLED_FIGURES.map((name) => [name, figure(name)])) as Record<RolledFigure, string>;
-  return {
-    ...rolled,
-    total_estimated_cost: `${rolled.estimated_labor_cost} + ${rolled.fixed_cost}`,
-    total_actual_cost: `${rolled.actual_labor_cost} + ${rolled.fixed_cost}`,
-    variance: `${rolled.estimated_labor_cost} - ${rolled.actual_labor_cost}`,
-  };
-}
-
-/** The eight figures as exact numeric text columns. */
+/** The eight figures as exact numeric text columns (`figure` gives each: a stored roll-up, or a sum of them). */
 function figureTexts(figure: (name: RolledFigure) => string): string {
-  return Object.entries(figureExpressions(figure))
-    .map(([name, expression]) => `trim_scale(${expression}) as ${name}`)
-    .join(', ');
+  return ROLLED_FIGURES.map((name) => `trim_scale(${figure(name)}) as ${name}`).join(', ');
 }
 
 type ListScope = { teamId: string; projectId: string; filter: 'all' | 'billable' | 'non-billable'; parentId: string | null };
@@ -492,7 +486,7 @@ export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>, now
   const statement = db.raw(
     `select ${FIGURES_CURRENT} as current, 0 as position, null as id, null as name, null as parent_task_id, null as billable,
             null as status, null as priority, null as phase, null as sub_tasks_count,
-            ${ROLLED_FIGURES.map((figure) => `null as ${figure}`).join(', ')}, null as total_estimated_cost, null as total_actual_cost, null as variance
+            ${ROLLED_FIGURES.map((figure) => `null as ${figure}`).join(', ')}
      union all
      select null, row_number() over (order by t.created_at, t.id), t.id, t.name, t.parent_task_id, t.billable, t.status, t.priority, t.phase,
             f.sub_tasks, ${figureTexts((figure) => `f.${figure}`)}
@@ -510,13 +504,12 @@ const jsonText = (column: string) => `coalesce(to_json(${column})::text, 'null')
 
 /**
  * A list row (CONTRACT section 4) as JSON text, in the contract's field order, rendered by PostgreSQL
- * from a task (t), its labor row (l), its five rolled-up figures and sub-task count under a filter,
+ * from a task (t), its labor row (l), its eight rolled-up figures and sub-task count under a filter,
  * and its project's currency as JSON. Figures are exact numeric text; the assignees are the JSON
  * labor.ts stored. The integration tests check every list response against the OpenAPI document.
  */
 function listRowJson(figure: (name: RolledFigure) => string, subTasks: string, currencyJson: string): string {
-  const expressions = figureExpressions(figure);
-  const number = (name: Figure) => `',"${name}":' || trim_scale(${expressions[name]})`;
+  const number = (name: RolledFigure) => `',"${name}":' || trim_scale(${figure(name)})`;
   return `'{"id":"' || t.id || '","name":' || to_json(t.name)::text || ',"project_id":"' || t.project_id
        || '","billable":' || case when t.billable then 'true' else 'false' end || ',"currency":' || ${currencyJson}
        || ${number('estimated_hours')} || ${number('logged_hours')} || ${number('estimated_labor_cost')} || ${number('actual_labor_cost')}
@@ -547,9 +540,6 @@ export type ListSummaryRow = ListedFigures & {
   rows_json: string | null;
   /** The group's task ids as a JSON array's items (groups only). */
   ids_json: string | null;
-  total_estimated_cost: string;
-  total_actual_cost: string;
-  variance: string;
   /** Whether the project's stored figures were current for the day asked (figures.ts) in the snapshot read. */
   current: boolean;
 };
@@ -592,6 +582,9 @@ export type TaskLaborRow = {
   estimated_labor_cost: string;
   logged_hours: string;
   actual_labor_cost: string;
+  total_estimated_cost: string;
+  total_actual_cost: string;
+  variance: string;
   /** Null: not stored by this refresh (computed and stored by the task's next breakdown read). */
   members_json: string | null;
   grouped_members_json: string | null;
@@ -624,26 +617,33 @@ export async function storeBreakdownParts(
 
 /** Stores tasks' labor figures and breakdown parts, replacing what was there. */
 export async function upsertTaskLabor(db: Knex, teamId: string, projectId: string, rows: readonly TaskLaborRow[]): Promise<void> {
-  const BATCH = 2000; // 9 parameters a row, well under PostgreSQL's 65,535
+  const BATCH = 2000; // 12 parameters a row, well under PostgreSQL's 65,535
   for (let from = 0; from < rows.length; from += BATCH) {
     await db('task_labor')
       .insert(rows.slice(from, from + BATCH).map((row) => ({ team_id: teamId, project_id: projectId, ...row })))
       .onConflict(['team_id', 'task_id'])
-      .merge(['estimated_labor_cost', 'logged_hours', 'actual_labor_cost', 'members_json', 'grouped_members_json', 'assignees_json']);
+      .merge([
+        'estimated_labor_cost',
+        'logged_hours',
+        'actual_labor_cost',
+        'total_estimated_cost',
+        'total_actual_cost',
+        'variance',
+        'members_json',
+        'grouped_members_json',
+        'assignees_json',
+      ]);
   }
 }
 
 const KIND_FILTER = { billable: 't.billable', non_billable: 'not t.billable' } as const;
 
-/** `sum(...) filter (...) as tree_<kind>_<figure>` for every kind and figure, from a task's own figures (t). */
+/** `sum(...) filter (...) as tree_<kind>_<figure>` for every kind and figure, from the tasks' own stored figures (t). */
 const ROLLUP_SUMS = Object.entries(KIND_FILTER)
   .flatMap(([kind, condition]) => [
     `count(*) filter (where ${condition}) as tree_${kind}_tasks`,
     `count(distinct w.branch) filter (where ${condition}) as children_${kind}`,
-    ...ROLLED_FIGURES.map((figure) => {
-      const column = figure === 'estimated_hours' || figure === 'fixed_cost' ? `t.${figure}` : `coalesce(t.${figure}, 0)`;
-      return `coalesce(sum(${column}) filter (where ${condition}), 0) as tree_${kind}_${figure}`;
-    }),
+    ...ROLLED_FIGURES.map((figure) => `coalesce(sum(t.${figure}) filter (where ${condition}), 0) as tree_${kind}_${figure}`),
   ])
   .join(',\n            ');
 
@@ -688,7 +688,7 @@ function rollupSql(targets: string): string {
             ${ROLLUP_SUMS}
        from walk w
        cross join lateral (
-         select t.billable, t.estimated_hours, t.fixed_cost, l.logged_hours, l.estimated_labor_cost, l.actual_labor_cost
+         select t.billable, ${ROLLED_FIGURES.map((figure) => `${ownFigure(figure)} as ${figure}`).join(', ')}
          from tasks t left join task_labor l on l.team_id = t.team_id and l.task_id = t.id
          where t.team_id = :teamId and t.id = w.id offset 0
        ) t

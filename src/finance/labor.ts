@@ -2,16 +2,17 @@ import type { Knex } from 'knex';
 import { groupBy } from '../group-by';
 import { toJson } from '../json';
 import { nowIso } from '../clock';
-import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance } from './calculator';
+import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance, variance } from './calculator';
 import { Decimal, toDecimal } from './money';
 import { presentAssignees, presentGroups, presentMembers } from './present';
 import * as repo from './finance.repository';
 
 /*
- * Each task's own labor figures are computed by the calculator and stored (task_labor) with the parts
- * of its breakdown that depend on its members (the member entries, the role groups, the assignees as a
- * list row shows them, as JSON text), and with its subtree's roll-ups, so a breakdown reads one row and
- * a project list one row per task. No write refreshes them: figures.ts brings a project's stored
+ * Each task's own figures (labor figures, totals and variance) are computed by the calculator and
+ * stored (task_labor) with the parts of its breakdown that depend on its members (the member entries,
+ * the role groups, the assignees as a list row shows them, as JSON text), and with its subtree's
+ * roll-ups (SQL sums of those stored figures), so a breakdown reads one row and a project list one row
+ * per task. No write refreshes them: figures.ts brings a project's stored
  * figures current when a read finds their stamp out of date, with refreshTaskLabor below.
  */
 
@@ -210,6 +211,9 @@ export async function refreshTaskLabor(
           estimated_labor_cost: finance.totals.estimatedLaborCost.toFixed(),
           logged_hours: finance.totals.loggedHours.toFixed(),
           actual_labor_cost: finance.totals.actualLaborCost.toFixed(),
+          total_estimated_cost: finance.totals.totalEstimatedCost.toFixed(),
+          total_actual_cost: finance.totals.totalActualCost.toFixed(),
+          variance: variance(finance.totals).toFixed(),
           ...(withParts ? breakdownParts(finance) : NO_PARTS),
           assignees_json: toJson(presentAssignees(members)),
         });
