@@ -8,7 +8,7 @@ import type { ProjectRow } from '../projects/projects.repository';
 import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
-import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, rollUp, taskTotals, variance } from './calculator';
+import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, rollUp, variance } from './calculator';
 import { Decimal, sum, toDecimal } from './money';
 import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask, nextTurn } from './labor';
 import { readCurrent } from './figures';
@@ -136,21 +136,21 @@ export async function fixedCostHistory(db: Knex, teamId: string, taskId: string)
  */
 
 /** The eight figures of a list row or a sum of rows, as exact decimal text. */
-export type FigureTexts = repo.ListedFigures & { total_estimated_cost: string; total_actual_cost: string; variance: string };
+export type FigureTexts = repo.ListedFigures;
 
 /**
- * Sums rows' figures; the calculator's rules 6 and 10 (taskTotals, variance) on the sums. In slices,
- * yielding to the event loop between them: an export's starting level can be thousands of rows.
+ * Sums rows' figures, each of the eight on its own (the rows' totals and variance are the
+ * calculator's). In slices, yielding to the event loop between them: an export's starting level can
+ * be thousands of rows.
  */
 async function sumRows(rows: readonly repo.ListedFigures[]): Promise<FigureTexts> {
   let sums = repo.ROLLED_FIGURES.map(() => toDecimal(0));
   for (let from = 0; from < rows.length; from += SLICE) {
     if (from > 0) await nextTurn();
     const slice = rows.slice(from, from + SLICE);
-    sums = repo.ROLLED_FIGURES.map((column, i) => (sums[i] as Decimal).plus(sum(slice.map((row) => toDecimal(row[column])))));
+    sums = repo.ROLLED_FIGURES.map((figure, i) => (sums[i] as Decimal).plus(sum(slice.map((row) => toDecimal(row[figure])))));
   }
-  const [estimatedHours, loggedHours, estimatedLabor, actualLabor, fixed] = sums as [Decimal, Decimal, Decimal, Decimal, Decimal];
-  return figureTexts(taskTotals({ estimatedHours, loggedHours, estimatedLaborCost: estimatedLabor, actualLaborCost: actualLabor, fixedCost: fixed }));
+  return Object.fromEntries(repo.ROLLED_FIGURES.map((figure, i) => [figure, (sums[i] as Decimal).toFixed()])) as FigureTexts;
 }
 
 /** The eight figures of task totals as exact decimal text (variance by rule 10). */
@@ -264,11 +264,9 @@ function checkListParent(parentId: string | null, parent: { project_id: string }
   if (parentId !== null && parent?.project_id !== projectId) throw notFound('TASK_NOT_FOUND', 'Parent task');
 }
 
-const FIGURES = [...repo.ROLLED_FIGURES, 'total_estimated_cost', 'total_actual_cost', 'variance'] as const;
-
 /** The eight figures as JSON numbers, in the contract's order. */
 function jsonFigures(figures: FigureTexts) {
-  return Object.fromEntries(FIGURES.map((field) => [field, numericJson(figures[field])]));
+  return Object.fromEntries(repo.ROLLED_FIGURES.map((field) => [field, numericJson(figures[field])]));
 }
 
 /**

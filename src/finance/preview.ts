@@ -4,7 +4,7 @@ import { nowIso } from '../clock';
 import type { ProjectRow } from '../projects/projects.repository';
 import { applyRateCard, getProject } from '../projects/projects.service';
 import type { RateCardBody } from '../projects/projects.schemas';
-import { TaskFinance, TaskTotals, addTotals, rollUp, taskTotals } from './calculator';
+import { TaskFinance, TaskTotals, addTotals, rollUp } from './calculator';
 import { bringCurrent } from './figures';
 import { computeOwnFigures } from './labor';
 import { presentTotals } from './present';
@@ -36,21 +36,25 @@ async function ownFigures(db: Knex, teamId: string, project: ProjectRow, now: st
   return computeOwnFigures(db, teamId, project.currency, scope, now);
 }
 
+/** Stored figures (a task's own, or sums of them) as task totals: what the calculator computed, read back. */
+function storedTotals(stored: repo.ListedFigures): TaskTotals {
+  return {
+    estimatedHours: toDecimal(stored.estimated_hours),
+    loggedHours: toDecimal(stored.logged_hours),
+    estimatedLaborCost: toDecimal(stored.estimated_labor_cost),
+    actualLaborCost: toDecimal(stored.actual_labor_cost),
+    fixedCost: toDecimal(stored.fixed_cost),
+    totalEstimatedCost: toDecimal(stored.total_estimated_cost),
+    totalActualCost: toDecimal(stored.total_actual_cost),
+  };
+}
+
 /** The own figures of the given tasks as they are: stored (what their breakdowns answer) when current, else computed. */
 async function figuresBefore(db: Knex, teamId: string, project: ProjectRow, now: string, taskIds: readonly string[]) {
   const stored = await repo.storedOwnFigures(db, teamId, project.id, taskIds, now);
   if (!stored.current || stored.rows.length !== new Set(taskIds).size) return ownFigures(db, teamId, project, now, taskIds);
   const finances = new Map<string, TaskFinance>();
-  for (const row of stored.rows) {
-    const totals = taskTotals({
-      estimatedHours: toDecimal(row.estimated_hours),
-      loggedHours: toDecimal(row.logged_hours),
-      estimatedLaborCost: toDecimal(row.estimated_labor_cost),
-      actualLaborCost: toDecimal(row.actual_labor_cost),
-      fixedCost: toDecimal(row.fixed_cost),
-    });
-    finances.set(row.task_id, { totals, members: [] });
-  }
+  for (const row of stored.rows) finances.set(row.task_id, { totals: storedTotals(row), members: [] });
   return { finances };
 }
 
@@ -94,15 +98,7 @@ const presentCosts = (totals: TaskTotals) => ({
 /** The unfiltered list's totals: stored and current, or from every task's own figures. */
 async function projectTotals(db: Knex, teamId: string, project: ProjectRow, now: string): Promise<TaskTotals> {
   const stored = await repo.storedProjectSums(db, teamId, project.id, now);
-  if (stored.current) {
-    return taskTotals({
-      estimatedHours: toDecimal(stored.estimated_hours),
-      loggedHours: toDecimal(stored.logged_hours),
-      estimatedLaborCost: toDecimal(stored.estimated_labor_cost),
-      actualLaborCost: toDecimal(stored.actual_labor_cost),
-      fixedCost: toDecimal(stored.fixed_cost),
-    });
-  }
+  if (stored.current) return storedTotals(stored);
   const all = await ownFigures(db, teamId, project, now, 'all');
   const tree = all.tasks.map((task) => ({
     id: task.id,
