@@ -5,15 +5,22 @@ import { migrationSource } from '../../../migrations';
 import { createApp } from '../../../src/app';
 import { createDb, Db } from '../../../src/db/knex';
 import { migrateToLatest } from '../../../src/db/migrate';
+import { CALCULATOR_VERSION } from '../../../src/finance/calculator';
+import { refreshStaleProjects } from '../../../src/finance/figures';
 import { createLogger } from '../../../src/logger';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
 import { backendFromEnv } from '../../support/backend';
+import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
+import { Api, Harness } from '../../support/harness';
+import { Filter, oracleList, readInputs } from '../../support/oracle';
+import { expectProjectMatchesOracle } from '../figures/check';
 
 /*
- * An upgrade from the previous release (migrations 001-003, undated rate cards and roles, no per-day
- * totals) to dated costing (004): data written with the previous release's schema keeps every figure,
+ * An upgrade from an older release (migrations 001-003, undated rate cards and roles, no per-day
+ * totals) to dated costing (004) and on: data written with that release's schema keeps every figure,
  * now with cost lines, and its rate card and roles become history from the beginning (1970-01-01).
- * Expected figures are worked out by hand below.
+ * Expected figures are worked out by hand below. Then the upgrade to stored totals (006), checked
+ * against the oracle.
  */
 const backend = backendFromEnv();
 let db: Db;
@@ -156,4 +163,76 @@ it('keeps every figure of a database made by the previous release, and adds its 
     ['Ann', 'Dev', [{ job_role_id: dev.id, job_role_name: 'Dev', effective_from: '1970-01-01' }]],
     ['Bo', 'QA', [{ job_role_id: qa.id, job_role_name: 'QA', effective_from: '1970-01-01' }]],
   ]);
+});
+
+/** The calculator version of the release before 006, which stored no totals. */
+const PREVIOUS_CALCULATOR_VERSION = 2;
+
+/** The columns 006 adds: each task's own totals and variance, and their roll-ups per kind. */
+const STORED_TOTALS = ['total_estimated_cost', 'total_actual_cost', 'variance'].flatMap((figure) => [
+  figure,
+  `tree_billable_${figure}`,
+  `tree_non_billable_${figure}`,
+]);
+
+it('recomputes figures stored before the totals were (006) before any read answers them, and at start-up', async () => {
+  const { team, token } = await createTeamWithAdmin(db, 'team of the previous release');
+  const app = createApp({ db, logger: createLogger('silent'), tokenCacheSeconds: 3600, listCacheMb: 0 });
+  const h: Harness = { db, app, api: new Api(app, token), teamId: team.id, close: async () => {} };
+  const role = await createJobRole(h.api);
+  const ann = await createMember(h.api, { name: 'Ann' });
+  const bo = await createMember(h.api, { name: 'Bo' });
+  // Fixed costs at every level, billable and non-billable tasks under each other, split estimates.
+  const makeProject = async () => {
+    const project = await createProject(h.api);
+    await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 33.33 }]);
+    for (const m of [ann, bo]) await addToProject(h.api, project.id, m.id, role.id);
+    const parent = await createTask(h.api, project.id, { estimated_hours: 1, assignee_ids: [ann.id, bo.id], fixed_cost: 5 });
+    const child = await createTask(h.api, project.id, {
+      estimated_hours: 0.5,
+      billable: false,
+      fixed_cost: 7.25,
+      assignee_ids: [bo.id],
+      parent_task_id: parent.id,
+    });
+    await createTask(h.api, project.id, { estimated_hours: 2, fixed_cost: 1.5, assignee_ids: [ann.id], parent_task_id: child.id });
+    await createTask(h.api, project.id, { billable: false, fixed_cost: 100 });
+    await logTime(h.api, child.id, ann.id, { seconds: 1234 });
+    await logTime(h.api, parent.id, bo.id, { seconds: 7200 });
+    await expectProjectMatchesOracle(h, project.id);
+    return project;
+  };
+  const read = await makeProject();
+  const started = await makeProject();
+
+  // Back to the previous release: 006 undone, the figures stamped by its calculator (version 2).
+  expect(CALCULATOR_VERSION).toBeGreaterThan(PREVIOUS_CALCULATOR_VERSION);
+  await db.migrate.down({ migrationSource });
+  await db('project_figures').where({ team_id: team.id }).update({ calculator_version: PREVIOUS_CALCULATOR_VERSION });
+  await db.migrate.latest({ migrationSource });
+  const withoutTotals = async (projectId: string) => {
+    const rows = await db('task_labor')
+      .where({ team_id: team.id, project_id: projectId })
+      .where((q) => {
+        for (const column of STORED_TOTALS) q.orWhereNull(column);
+      })
+      .select('task_id');
+    return rows.length;
+  };
+  expect(await withoutTotals(read.id)).toBe(4);
+
+  // A read before start-up's pass: the old stamp sends every read to the calculator first.
+  const inputs = await readInputs(db, team.id, read.id);
+  for (const filter of ['all', 'billable', 'non-billable'] as Filter[]) {
+    const res = await h.api.get(`/api/project-finance/project/${read.id}/tasks?billable_filter=${filter}`).expect(200);
+    expect({ filter, body: res.body.body }).toEqual({ filter, body: oracleList(inputs, filter) });
+  }
+  expect(await withoutTotals(read.id)).toBe(0);
+  await expectProjectMatchesOracle(h, read.id);
+
+  // Start-up's pass recomputes the project no read reached.
+  expect(await withoutTotals(started.id)).toBe(4);
+  expect(await refreshStaleProjects(db)).toBe(1);
+  expect(await withoutTotals(started.id)).toBe(0);
+  await expectProjectMatchesOracle(h, started.id);
 });
