@@ -1,5 +1,5 @@
 import { Harness, startHarness } from '../../support/harness';
-import { breakdown, createProject, createTask } from '../../support/fixtures';
+import { addToProject, breakdown, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 
 let h: Harness;
 let projectId: string;
@@ -149,5 +149,31 @@ describe('PUT /api/project-finance/task/:task_id/fixed-cost', () => {
     await createTask(h.api, projectId, { parent_task_id: parent.id, fixed_cost: 20 });
     await put(parent.id, { fixed_cost: 30 }).expect(200);
     expect((await breakdown(h.api, parent.id, true)).task).toMatchObject({ fixed_cost: 50, total_estimated_cost: 50 });
+  });
+
+  it('has the task\'s own stored totals recomputed by the calculator, not only its ancestors\' roll-ups', async () => {
+    // 2 h at 40 = 80 estimated, 0.5 h logged = 20 actual; the fixed cost added to both totals.
+    const role = await createJobRole(h.api);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    const project = await createProject(h.api);
+    await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 40 }]);
+    await addToProject(h.api, project.id, ann.id, role.id);
+    const parent = await createTask(h.api, project.id, { fixed_cost: 3 });
+    const task = await createTask(h.api, project.id, { estimated_hours: 2, assignee_ids: [ann.id], fixed_cost: 10, parent_task_id: parent.id });
+    await logTime(h.api, task.id, ann.id, { seconds: 1800 });
+    const list = `/api/project-finance/project/${project.id}/tasks`;
+    const ownStored = async () => {
+      await h.api.get(list).expect(200); // brings the stored figures current
+      const row = await h.db('task_labor').where({ team_id: h.teamId, task_id: task.id }).first('total_estimated_cost', 'total_actual_cost', 'variance');
+      return [row.total_estimated_cost, row.total_actual_cost, row.variance].map(Number);
+    };
+    expect(await ownStored()).toEqual([90, 30, 60]);
+
+    await put(task.id, { fixed_cost: 12.5 }).expect(200);
+    expect(await ownStored()).toEqual([92.5, 32.5, 60]);
+    // Read back from the stored row, and summed into the parent's row.
+    expect((await breakdown(h.api, task.id)).task).toMatchObject({ fixed_cost: 12.5, total_estimated_cost: 92.5, total_actual_cost: 32.5 });
+    const rows = (await h.api.get(list).expect(200)).body.body.tasks;
+    expect(rows).toEqual([expect.objectContaining({ id: parent.id, fixed_cost: 15.5, total_estimated_cost: 95.5, total_actual_cost: 35.5, variance: 60 })]);
   });
 });
