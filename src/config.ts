@@ -45,7 +45,7 @@ const configSchema = z.object({
   TEAM_CONCURRENCY: z.coerce.number().int().min(0).max(1000).default(5),
   TEAM_QUEUE: z.coerce.number().int().min(0).max(100_000).default(100),
   CORS_ORIGINS: originList.default([]),
-  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(10),
+  HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(60),
 });
 
 export type Config = {

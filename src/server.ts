@@ -45,9 +45,10 @@ async function migrate(target: ReturnType<typeof configuredTarget>, db: Db): Pro
  */
 async function main(): Promise<void> {
   const config = loadConfig();
-  // A recomputation or an export allocates far faster than it keeps: with V8's own heuristics the heap
-  // grew by hundreds of megabytes before a full collection found almost all of it garbage. Smaller
-  // steps keep the resident size near what is alive (BENCHMARKS.md, "Memory").
+  // A recomputation or a preview allocates far faster than it keeps: with V8's own heuristics the heap
+  // grew by hundreds of megabytes before a full collection found almost all of it garbage. Bounded
+  // steps keep the resident size nearer what is alive, at the price of more full collections
+  // (README, HEAP_GROWING_PERCENT; BENCHMARKS.md).
   if (config.heapGrowingPercent > 0) v8.setFlagsFromString(`--heap-growing-percent=${config.heapGrowingPercent}`);
   const logger = createLogger(config.logLevel);
   const target = configuredTarget(config);
