@@ -1,4 +1,5 @@
 import DecimalJs from 'decimal.js';
+import { turns } from './turns';
 
 /*
  * The service's JSON writer, for responses (src/http/respond.ts) and for the breakdown parts the
@@ -125,3 +126,18 @@ export function jsonBytes(payload: unknown): Buffer {
   return bytes;
 }
 
+
+/**
+ * An array's JSON rendered a few items at a time, letting other requests run between them (turns.ts):
+ * for responses of thousands of items, which would otherwise be rendered in one go when sent.
+ */
+export async function jsonArrayInTurns(items: readonly unknown[], budgetMs?: number): Promise<JsonText> {
+  const pieces: string[] = ['['];
+  const pace = turns(budgetMs);
+  for (let i = 0; i < items.length; i++) {
+    if (pace.due()) await pace.take();
+    pieces.push(i ? `,${toJson(items[i])}` : toJson(items[i]));
+  }
+  pieces.push(']');
+  return new JsonText(...pieces);
+}

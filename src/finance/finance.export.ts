@@ -2,6 +2,7 @@ import ExcelJS from 'exceljs';
 import type { Writable } from 'node:stream';
 import type { ExportCostLine, ExportRow, FigureTexts } from './finance.service';
 import { minorUnit } from './money';
+import { nextTurn } from '../turns';
 
 /*
  * The project list as a file: every listed task at every level (depth first, with its level and its
@@ -81,7 +82,6 @@ function csvField(text: string): string {
 const ROWS_PER_BATCH = 250;
 /** exceljs spends about ten times as long on a row as the CSV writer: shorter turns on the loop. */
 const XLSX_ROWS_PER_BATCH = 10;
-const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 class ClientGone extends Error {
   constructor() {

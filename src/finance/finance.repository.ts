@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { turns } from '../turns';
 import { prepared } from '../db/prepared';
 import { todayOf } from '../clock';
 import type { ProjectRow } from '../projects/projects.repository';
@@ -202,12 +203,17 @@ export async function participantsInScope(
   return assembleParticipants(result.rows);
 }
 
-/** participantsInScope's rows put together: one row per participant, its member's fields and its cost lines. */
-function assembleParticipants(parts: readonly ParticipantPart[]): ParticipantRow[] {
+/**
+ * participantsInScope's rows put together: one row per participant, its member's fields and its cost
+ * lines (tens of thousands of rows for a batch: in turns of the event loop).
+ */
+async function assembleParticipants(parts: readonly ParticipantPart[]): Promise<ParticipantRow[]> {
   const members = new Map<string, ParticipantPart>();
   // Lines by task, then member (no key strings made per row).
   const lines = new Map<string, Map<string, CostLineRow[]>>();
+  const pace = turns();
   for (const part of parts) {
+    if (pace.due()) await pace.take();
     if (part.kind === 1) members.set(part.team_member_id, part);
     else if (part.kind === 2) {
       const line: CostLineRow = {
@@ -226,6 +232,7 @@ function assembleParticipants(parts: readonly ParticipantPart[]): ParticipantRow
   }
   const rows: ParticipantRow[] = [];
   for (const part of parts) {
+    if (pace.due()) await pace.take();
     if (part.kind !== 0) continue;
     const member = members.get(part.team_member_id);
     if (!member) continue; // never: every participant's member is answered (assignments and logs reference it)

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { groupBy } from '../group-by';
 import type { Actor } from '../auth/roles';
 import { AppError, notFound } from '../http/errors';
-import { JsonText, numericJson } from '../http/respond';
+import { JsonText, jsonArrayInTurns, numericJson } from '../http/respond';
 import { checkAmountDecimals } from '../http/validate';
 import type { ProjectRow } from '../projects/projects.repository';
 import { getProject, presentProject } from '../projects/projects.service';
@@ -10,7 +10,8 @@ import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
 import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, rollUp, variance } from './calculator';
 import { Decimal, sum, toDecimal } from './money';
-import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask, nextTurn } from './labor';
+import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask } from './labor';
+import { nextTurn, turns } from '../turns';
 import { readCurrent } from './figures';
 import { nowIso } from '../clock';
 import { presentAssignees, presentGroups, presentMembers, presentSummary } from './present';
@@ -195,25 +196,29 @@ async function computedTreeRows(
     billable: task.billable,
     totals: (finances.get(task.id) as TaskFinance).totals,
   }));
+  await nextTurn();
   const rolled = rollUp(tree, (task) => filter === 'all' || (filter === 'billable') === task.billable);
-  return tasks
-    .filter((task) => (rolled.get(task.id)?.tasks ?? 0) > 0)
-    .map((task) => {
-      const { totals, subTasks } = rolled.get(task.id) as RolledUp;
-      return {
-        id: task.id,
-        name: task.name,
-        project_id: task.project_id,
-        parent_task_id: task.parent_task_id,
-        billable: task.billable,
-        status: task.status,
-        priority: task.priority,
-        phase: task.phase,
-        sub_tasks_count: subTasks,
-        ...figureTexts(totals),
-        assignees: presentAssignees(assigneesByTask.get(task.id) ?? []),
-      };
+  const rows: ComputedRow[] = [];
+  const pace = turns();
+  for (const task of tasks) {
+    if (pace.due()) await pace.take();
+    const { totals, subTasks, tasks: passing } = rolled.get(task.id) as RolledUp;
+    if (passing === 0) continue;
+    rows.push({
+      id: task.id,
+      name: task.name,
+      project_id: task.project_id,
+      parent_task_id: task.parent_task_id,
+      billable: task.billable,
+      status: task.status,
+      priority: task.priority,
+      phase: task.phase,
+      sub_tasks_count: subTasks,
+      ...figureTexts(totals),
+      assignees: presentAssignees(assigneesByTask.get(task.id) ?? []),
     });
+  }
+  return rows;
 }
 
 /** A list computed on the fly (with a day range): the same body as the stored list's. */
@@ -223,21 +228,24 @@ async function computedList(db: Knex, teamId: string, project: ProjectRow, query
   const { id, name, currency, budget } = presentProject(project);
   const body: Record<string, unknown> = {
     project: { id, name, currency, budget },
-    tasks: rows.map((row) => ({
-      id: row.id,
-      name: row.name,
-      project_id: row.project_id,
-      billable: row.billable,
-      currency: project.currency,
-      ...jsonFigures(row),
-      parent_task_id: row.parent_task_id,
-      sub_tasks_count: row.sub_tasks_count,
-      variance: numericJson(row.variance),
-      status: row.status,
-      priority: row.priority,
-      phase: row.phase,
-      assignees: row.assignees,
-    })),
+    // Thousands of rows: rendered a slice at a time, not in one go when the response is sent.
+    tasks: await jsonArrayInTurns(
+      rows.map((row) => ({
+        id: row.id,
+        name: row.name,
+        project_id: row.project_id,
+        billable: row.billable,
+        currency: project.currency,
+        ...jsonFigures(row),
+        parent_task_id: row.parent_task_id,
+        sub_tasks_count: row.sub_tasks_count,
+        variance: numericJson(row.variance),
+        status: row.status,
+        priority: row.priority,
+        phase: row.phase,
+        assignees: row.assignees,
+      })),
+    ),
     totals: jsonFigures(await sumRows(rows)),
   };
   const field = query.group_by;

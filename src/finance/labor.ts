@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { groupBy } from '../group-by';
 import { toJson } from '../json';
 import { nowIso } from '../clock';
+import { nextTurn } from '../turns';
 import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance, variance } from './calculator';
 import { Decimal, toDecimal } from './money';
 import { presentAssignees, presentGroups, presentMembers } from './present';
@@ -106,9 +107,6 @@ const NO_PARTS = { members_json: null, grouped_members_json: null };
 export function breakdownParts(finance: TaskFinance): { members_json: string; grouped_members_json: string } {
   return { members_json: toJson(presentMembers(finance.members)), grouped_members_json: toJson(presentGroups(finance.members)) };
 }
-
-/** Waits for the event loop's next turn, so a long computation lets other requests in between slices. */
-export const nextTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * The tasks in batches of READ_BATCH, each with its participants. The next batch's statement is sent

@@ -1,6 +1,8 @@
 import type { Knex } from 'knex';
 import type { Actor } from '../auth/roles';
 import { nowIso } from '../clock';
+import { jsonArrayInTurns } from '../json';
+import { turns } from '../turns';
 import type { ProjectRow } from '../projects/projects.repository';
 import { applyRateCard, getProject } from '../projects/projects.service';
 import type { RateCardBody } from '../projects/projects.schemas';
@@ -54,7 +56,11 @@ async function figuresBefore(db: Knex, teamId: string, project: ProjectRow, now:
   const stored = await repo.storedOwnFigures(db, teamId, project.id, taskIds, now);
   if (!stored.current || stored.rows.length !== new Set(taskIds).size) return ownFigures(db, teamId, project, now, taskIds);
   const finances = new Map<string, TaskFinance>();
-  for (const row of stored.rows) finances.set(row.task_id, { totals: storedTotals(row), members: [] });
+  const pace = turns();
+  for (const row of stored.rows) {
+    if (pace.due()) await pace.take();
+    finances.set(row.task_id, { totals: storedTotals(row), members: [] });
+  }
   return { finances };
 }
 
@@ -168,20 +174,24 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
       const listed = await listedTaskIds(trx, actor.teamId, projectId);
       const totalsBefore = await projectTotals(trx, actor.teamId, project, now);
       const delta = Object.fromEntries(FIGURES.map((figure) => [figure, ZERO])) as Record<(typeof FIGURES)[number], Decimal>;
-      const tasks = changed.after.tasks.flatMap((task) => {
+      const tasks = [];
+      const pace = turns();
+      for (const task of changed.after.tasks) {
+        if (pace.due()) await pace.take();
         const was = before.finances.get(task.id)?.totals as TaskTotals;
         const is = changed.after.finances.get(task.id)?.totals as TaskTotals;
         if (listed.has(task.id)) for (const figure of FIGURES) delta[figure] = delta[figure].plus(is[figure]).minus(was[figure]);
-        if (COSTS.every((figure) => was[figure].equals(is[figure]))) return [];
-        return [{ id: task.id, name: task.name, before: presentCosts(was), after: presentCosts(is) }];
-      });
+        if (COSTS.every((figure) => was[figure].equals(is[figure]))) continue;
+        tasks.push({ id: task.id, name: task.name, before: presentCosts(was), after: presentCosts(is) });
+      }
       const totalsAfter = Object.fromEntries(FIGURES.map((figure) => [figure, totalsBefore[figure].plus(delta[figure])])) as TaskTotals;
       return {
         project_id: project.id,
         currency: project.currency,
         effective_from: changed.effectiveFrom,
         project_totals: { before: presentTotals(totalsBefore), after: presentTotals(totalsAfter) },
-        tasks,
+        // Thousands of tasks: rendered a slice at a time, not in one go when the response is sent.
+        tasks: await jsonArrayInTurns(tasks),
       };
     },
     { isolationLevel: 'repeatable read' },

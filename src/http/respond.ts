@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import { jsonBytes } from '../json';
 
 /* Responses are written by the service's JSON writer (src/json.ts): exact decimals, stored JSON as it is. */
-export { JsonText, jsonBytes, numericJson, toJson } from '../json';
+export { JsonText, jsonArrayInTurns, jsonBytes, numericJson, toJson } from '../json';
 
 /** Writes JSON bytes without Express's ETag/freshness logic, so an ETag we set never turns into a 304. */
 export function sendJsonBytes(res: Response, status: number, body: Buffer): void {
