@@ -25,6 +25,9 @@ type Scope = { running: Map<PgConnection, string> };
 const scopes = new AsyncLocalStorage<Scope>();
 const tracked = new WeakSet<object>();
 
+/** Whether `db` talks to a PostgreSQL server through node-postgres (not to the embedded PGlite). */
+export const onPostgresServer = (db: Knex): boolean => tracked.has(db.client as object);
+
 /** Wraps the pool's connections of a PostgreSQL knex so each statement is recorded in its request's scope. */
 export function trackRequestQueries(db: Knex): Knex {
   const client = db.client as { acquireRawConnection(): Promise<PgConnection> };

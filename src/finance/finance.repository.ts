@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { turns } from '../turns';
 import { prepared } from '../db/prepared';
+import { hotQuery } from '../db/hot-query';
 import { todayOf } from '../clock';
 import type { ProjectRow } from '../projects/projects.repository';
 import { FIGURES_CURRENT, stampBindings, stampCurrentOf } from './figures';
@@ -394,7 +395,10 @@ export type StoredBreakdownRow = {
 
 /** A non-archived task's breakdown from its stored labor row: one indexed read, whatever its size. */
 export async function storedBreakdown(db: Knex, teamId: string, taskId: string, now: string): Promise<StoredBreakdownRow | undefined> {
-  const statement = db.raw(
+  // The hottest read of all: straight on a pooled connection (db/hot-query.ts).
+  const result = await hotQuery<StoredBreakdownRow>(
+    db,
+    'finance_stored_breakdown',
     `select t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency, ${stampCurrentOf('p', 't.id')} as current,
             trim_scale(t.estimated_hours) as estimated_hours,
             trim_scale(coalesce(l.logged_hours, 0)) as logged_hours,
@@ -410,7 +414,6 @@ export async function storedBreakdown(db: Knex, teamId: string, taskId: string, 
      where t.team_id = :teamId and t.id = :taskId and t.archived_at is null`,
     { teamId, taskId, ...stampBindings(now) },
   );
-  const result = await prepared(statement, 'finance_stored_breakdown');
   return result.rows[0];
 }
 

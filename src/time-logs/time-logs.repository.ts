@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { prepared } from '../db/prepared';
+import { hotQuery } from '../db/hot-query';
 
 export type TimeLogRow = {
   id: string;
@@ -45,7 +45,9 @@ export async function logTime(
   teamId: string,
   log: { task_id: string; team_member_id: string; seconds: number; logged_at: string; note: string | null },
 ): Promise<LoggedTime> {
-  const statement = db.raw(
+  const result = await hotQuery<TimeLogRow & { task_found: boolean }>(
+    db,
+    'log_time',
     `with locked as (
        select p.id, p.revision, p.time_zone
        from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
@@ -88,7 +90,6 @@ export async function logTime(
       note: log.note,
     },
   );
-  const result = await prepared(statement, 'log_time');
   const { task_found: taskFound, ...row } = result.rows[0] as TimeLogRow & { task_found: boolean };
   return { taskFound, log: row.id ? row : undefined };
 }
