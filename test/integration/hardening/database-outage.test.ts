@@ -103,10 +103,22 @@ describeOnServer('database outage (PostgreSQL)', () => {
     await get().expect(200);
     await api.as(undefined).get('/readyz').expect(200);
 
+    const project = (await api.post('/api/projects', { name: 'Outage', currency: 'EUR' }).expect(201)).body.body;
+    const task = (await api.post(`/api/projects/${project.id}/tasks`, { name: 'T', estimated_hours: 1 }).expect(201)).body.body;
+    const member = (await api.post('/api/team-members', { name: 'Logger' }).expect(201)).body.body;
+    const breakdown = () => api.get(`/api/project-finance/task/${task.id}/breakdown`);
+    const log = () => api.post(`/api/tasks/${task.id}/time-logs`, { team_member_id: member.id, seconds: 60 });
+    await breakdown().expect(200);
+
     await proxy.stop();
     const down = await get();
     expect(down.status).toBe(503);
     expect(down.body).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String) } });
+    // The statements run straight on a pooled connection (db/hot-query.ts) fail the same way.
+    for (const res of [await breakdown(), await log()]) {
+      expect(res.status).toBe(503);
+      expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
+    }
     await api.as(undefined).get('/readyz').expect(503);
 
     await proxy.start();
@@ -125,11 +137,17 @@ describeOnServer('database outage (PostgreSQL)', () => {
     try {
       const api = new Api(createApp({ db: limited, logger: createLogger('silent') }), token);
       await api.get('/api/job-roles').expect(200);
+      const project = (await api.post('/api/projects', { name: 'Frozen', currency: 'EUR' }).expect(201)).body.body;
+      const task = (await api.post(`/api/projects/${project.id}/tasks`, { name: 'T', estimated_hours: 1 }).expect(201)).body.body;
+      await api.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200);
       proxy.freeze();
       await api.as(undefined).get('/readyz').expect(503);
-      const frozen = await api.get('/api/job-roles');
+      // Both through knex and straight on a pooled connection (db/hot-query.ts): bounded, never a hang.
+      const [frozen, frozenBreakdown] = await Promise.all([api.get('/api/job-roles'), api.get(`/api/project-finance/task/${task.id}/breakdown`)]);
       expect(frozen.status).toBe(503);
       expect(frozen.headers['retry-after']).toBe('1');
+      expect(frozenBreakdown.status).toBe(503);
+      expect(frozenBreakdown.headers['retry-after']).toBe('1');
       proxy.thaw();
       let status = 0;
       while (status !== 200) status = (await api.get('/api/job-roles')).status;

@@ -44,6 +44,29 @@ describeOnServer('time limits on the database connections (PostgreSQL)', () => {
     await api.patch(`/api/tasks/${task.id}`, { name: 'T2' }).expect(200);
   });
 
+  it('answers 503 with Retry-After when a time log waits for a project held by another transaction (a statement run outside knex)', async () => {
+    const project = (await api.post('/api/projects', { name: 'Busy logs', currency: 'EUR' }).expect(201)).body.body;
+    const task = (await api.post(`/api/projects/${project.id}/tasks`, { name: 'T', estimated_hours: 1 }).expect(201)).body.body;
+    const member = (await api.post('/api/team-members', { name: 'Logger' }).expect(201)).body.body;
+    const holder = createDb({ kind: 'postgres', url: backend.kind === 'postgres' ? backend.url : '' });
+    const trx = await holder.transaction();
+    try {
+      await trx.raw('select 1 from projects where id = ? for update', [project.id]);
+      const blocked = await api.post(`/api/tasks/${task.id}/time-logs`, { team_member_id: member.id, seconds: 60 });
+      expect(blocked.status).toBe(503);
+      expect(blocked.headers['retry-after']).toBe('1');
+      // The breakdown (the other statement run outside knex) reads without waiting for the lock.
+      await api.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200);
+    } finally {
+      await trx.rollback();
+      await holder.destroy();
+    }
+    await api.post(`/api/tasks/${task.id}/time-logs`, { team_member_id: member.id, seconds: 60 }).expect(201);
+    // Only the acknowledged log was written.
+    expect((await api.get(`/api/tasks/${task.id}/time-logs`).expect(200)).body.body).toHaveLength(1);
+    expect((await api.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200)).body.body.task.logged_hours).toBe(0.02);
+  });
+
   it('cancels a statement that runs past the limit on the server', async () => {
     await expect(db.raw('select pg_sleep(5)')).rejects.toMatchObject({ code: '57014' });
     // The connection is usable afterwards.
