@@ -147,6 +147,17 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
 }
 
 /**
+ * SQL, the body of a CTE: the given columns of the project of the non-archived task :taskId of
+ * :teamId, its row taken shared: the lock of every write to one task's own figures (lockProjectOfTask
+ * below; time-logs.repository's logTime).
+ */
+export const projectOfTaskShared = (columns: readonly string[]) =>
+  `select ${columns.map((column) => `p.${column}`).join(', ')}
+   from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
+   where t.team_id = :teamId and t.id = :taskId and t.archived_at is null
+   for share of p`;
+
+/**
  * lockProject for a write to one task's own figures ('task-figures'), found by the task: in one
  * statement, the project of the non-archived task `taskId` is taken shared and the task is marked;
  * undefined when there is no such task. (A time log takes the same lock and mark within its own
@@ -155,12 +166,7 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
 export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string): Promise<ProjectRow | undefined> {
   const result = await prepared(
     db.raw(
-      `with locked as (
-         select ${COLUMNS.map((column) => `p.${column}`).join(', ')}, p.team_id
-         from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
-         where t.team_id = :teamId and t.id = :taskId and t.archived_at is null
-         for share of p
-       ),
+      `with locked as (${projectOfTaskShared([...COLUMNS, 'team_id'])}),
        marked as (
          insert into stale_tasks (team_id, project_id, task_id, revision)
          select team_id, id, cast(:taskId as uuid), revision from locked

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { hotQuery } from '../db/hot-query';
+import { projectOfTaskShared } from '../projects/projects.repository';
 
 export type TimeLogRow = {
   id: string;
@@ -48,12 +49,7 @@ export async function logTime(
   const result = await hotQuery<TimeLogRow & { task_found: boolean }>(
     db,
     'log_time',
-    `with locked as (
-       select p.id, p.revision, p.time_zone
-       from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
-       where t.team_id = :teamId and t.id = :taskId and t.archived_at is null
-       for share of p
-     ),
+    `with locked as (${projectOfTaskShared(['id', 'revision', 'time_zone'])}),
      member as (select id from team_members where team_id = :teamId and id = :memberId),
      marked as (
        insert into stale_tasks (team_id, project_id, task_id, revision)
