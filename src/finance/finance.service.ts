@@ -319,19 +319,20 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
         const tree = await repo.treeRows(q, { teamId, projectId, filter: filter.billable_filter }, now);
         return { current: tree.current, value: tree.rows };
       });
-  // A whole project's rows: each step is followed by a turn of the event loop, so that concurrent
-  // exports' steps never add up to one long wait for every other request.
+  // A whole project's rows: grouped, walked and summed in turns of the event loop (turns.ts), so that
+  // concurrent exports never add up to one long wait for every other request.
   await nextTurn();
   const children = groupBy(rows, (row) => row.parent_task_id ?? '');
   const starting = children.get(parentId ?? '') ?? [];
   const listed: { depth: number; row: ExportRow }[] = [];
   const stack = [...starting].reverse().map((row) => ({ row, depth: 0 }));
+  const pace = turns();
   while (stack.length) {
+    if (pace.due()) await pace.take();
     const { row, depth } = stack.pop() as { row: repo.ListedRow; depth: number };
     listed.push({ depth, row });
     const below = children.get(row.id);
     if (below) for (let i = below.length - 1; i >= 0; i--) stack.push({ row: below[i] as repo.ListedRow, depth: depth + 1 });
-    if (listed.length % SLICE === 0) await nextTurn();
   }
   await nextTurn();
   return { project: { id: project.id, name: project.name, currency: project.currency }, rows: listed, totals: await sumRows(starting) };

@@ -87,8 +87,8 @@ const SLICE = 25;
  * Tasks whose participants are read by one statement: a project's per-day totals are read and parsed a
  * batch at a time, never all at once (a 10,000-task project's are some 400,000 rows). Each batch's
  * statement looks its tasks' rows up by index, so its cost is its tasks' whatever the batch size; a
- * batch of 500 tasks on the benchmark's dataset is some 32,000 rows, put together in about 25 ms
- * before the first yield (2,000 held the event loop for over 100 ms).
+ * batch of 500 tasks on the benchmark's dataset is some 32,000 rows, put together in turns of the
+ * event loop (finance.repository's assembleParticipants) and held in memory with the next batch's.
  */
 const READ_BATCH = 500;
 
