@@ -5,6 +5,7 @@ import * as figureStamps from './20261123_003_figure_stamps';
 import * as datedCosting from './20261124_004_dated_costing';
 import * as memberProjects from './20261125_005_member_projects';
 import * as storedTotals from './20261125_006_stored_totals';
+import * as inputMarks from './20261125_007_input_marks';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -19,6 +20,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261124_004_dated_costing', datedCosting],
   ['20261125_005_member_projects', memberProjects],
   ['20261125_006_stored_totals', storedTotals],
+  ['20261125_007_input_marks', inputMarks],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -3,6 +3,7 @@ import { nowIso, todayOf } from '../clock';
 import { ProjectRow, findProject } from '../projects/projects.repository';
 import { CALCULATOR_VERSION } from './calculator';
 import { refreshTaskLabor } from './labor';
+import * as repo from './finance.repository';
 
 /*
  * How the stored figures stay current (README, "How the figures stay current").
@@ -38,7 +39,12 @@ export const stampCurrentOf = (alias: string, taskId?: string) => `(exists (
        where cf.team_id = ${alias}.team_id and cf.project_id = ${alias}.id and cf.revision = ${alias}.revision
          and cf.day = ${todayOf(alias)} and cf.calculator_version = cast(:calculatorVersion as integer))
      and not exists (
-       select 1 from stale_tasks sm where sm.team_id = ${alias}.team_id and sm.project_id = ${alias}.id${taskId ? ` and sm.task_id = ${taskId}` : ''}))`;
+       select 1 from stale_tasks sm where sm.team_id = ${alias}.team_id and sm.project_id = ${alias}.id${taskId ? ` and sm.task_id = ${taskId}` : ''})${
+       taskId
+         ? ''
+         : `
+     and not exists (select 1 from stale_inputs si where si.team_id = ${alias}.team_id and si.project_id = ${alias}.id)`
+     })`;
 
 /** SQL: whether the stamp of :projectId's stored figures is current (see stampCurrentOf). */
 export const FIGURES_CURRENT = `exists (
@@ -79,6 +85,26 @@ async function readMarks(db: Knex, teamId: string, projectId: string): Promise<{
   return result.rows;
 }
 
+/** The marks of changed inputs that are not tasks (a member's role or display, a role's rates) committed so far. */
+async function readInputMarks(db: Knex, teamId: string, projectId: string): Promise<repo.InputMark[]> {
+  const result = await db.raw(
+    `select seq::text as seq, team_member_id, job_role_id, from_day::text as from_day
+     from stale_inputs where team_id = :teamId and project_id = :projectId`,
+    { teamId, projectId },
+  );
+  return result.rows;
+}
+
+/** Removes exactly the marks a refresh read (a write committing meanwhile leaves its own). */
+async function removeMarks(db: Knex, table: 'stale_tasks' | 'stale_inputs', teamId: string, projectId: string, marks: readonly { seq: string }[]) {
+  if (marks.length === 0) return;
+  await db.raw(`delete from ${table} where team_id = :teamId and project_id = :projectId and seq = any(string_to_array(:seqs, ',')::bigint[])`, {
+    teamId,
+    projectId,
+    seqs: marks.map((mark) => mark.seq).join(','),
+  });
+}
+
 /** The live tasks that have no stored figures yet (after a migration, or rows removed by hand). */
 async function tasksWithoutFigures(db: Knex, teamId: string, projectId: string): Promise<string[]> {
   const result = await db.raw(
@@ -112,21 +138,23 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
   const revision = Number(project.revision);
   // The marks first: every mark read has its write's changes committed, so the recomputation below sees them.
   const marks = await readMarks(trx, teamId, projectId);
+  const inputMarks = await readInputMarks(trx, teamId, projectId);
   const stampCurrent = stamp && Number(stamp.revision) === revision && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION;
-  if (stampCurrent && marks.length === 0) return;
+  if (stampCurrent && marks.length === 0 && inputMarks.length === 0) return;
   if (await needsFullRefresh(trx, project, stamp, today, teamId)) {
     await refreshTaskLabor(trx, teamId, project, 'all', now);
   } else {
-    const taskIds = new Set([...marks.map((mark) => mark.task_id), ...(await tasksWithoutFigures(trx, teamId, projectId))]);
+    // Worked out only now, after the marks were read: what the changed inputs touch as they are now.
+    await repo.clearPartsShowingInputs(trx, teamId, projectId, inputMarks);
+    const taskIds = new Set([
+      ...marks.map((mark) => mark.task_id),
+      ...(await repo.tasksCostedByInputs(trx, teamId, projectId, inputMarks, now)),
+      ...(await tasksWithoutFigures(trx, teamId, projectId)),
+    ]);
     await refreshTaskLabor(trx, teamId, project, [...taskIds], now);
   }
-  if (marks.length > 0) {
-    await trx.raw('delete from stale_tasks where team_id = :teamId and project_id = :projectId and seq = any(string_to_array(:seqs, \',\')::bigint[])', {
-      teamId,
-      projectId,
-      seqs: marks.map((mark) => mark.seq).join(','),
-    });
-  }
+  await removeMarks(trx, 'stale_tasks', teamId, projectId, marks);
+  await removeMarks(trx, 'stale_inputs', teamId, projectId, inputMarks);
   await trx('project_figures')
     .insert({ team_id: teamId, project_id: projectId, revision, day: today, calculator_version: CALCULATOR_VERSION, generation: 1 })
     .onConflict(['team_id', 'project_id'])

@@ -368,6 +368,74 @@ export async function tasksCostedAt(
   return (result.rows as { task_id: string }[]).map((row) => row.task_id);
 }
 
+/** A mark of a changed input that is not a task (stale_inputs): a member's role or display, or a role's rate, from a day on. */
+export type InputMark = { seq: string; team_member_id: string | null; job_role_id: string | null; from_day: string };
+
+/**
+ * The tasks whose own figures a changed member input may change (one mark): those the member is
+ * assigned to (its name orders the estimate split, its role today costs its share) and those it logged
+ * time on from the mark's day on (the role of those days costs them). Read after the mark, so an
+ * assignment or log committed since it is seen (and carries its own mark besides).
+ */
+async function tasksCostedForMember(db: Knex, teamId: string, projectId: string, mark: InputMark): Promise<string[]> {
+  const result = await db.raw(
+    `select a.task_id from task_assignees a join tasks t on t.team_id = a.team_id and t.id = a.task_id
+     where a.team_id = :teamId and a.team_member_id = :memberId and t.project_id = :projectId
+     union
+     select x.task_id from task_member_time x
+     where x.team_id = :teamId and x.team_member_id = :memberId and x.project_id = :projectId
+       and cast(:from as date) <> 'infinity'::date
+       and exists (
+         select 1 from task_member_day_time d
+         where d.team_id = x.team_id and d.task_id = x.task_id and d.team_member_id = x.team_member_id
+           and d.day >= cast(:from as date) and d.total_seconds > 0)`,
+    { teamId, projectId, memberId: mark.team_member_id as string, from: mark.from_day },
+  );
+  return (result.rows as { task_id: string }[]).map((row) => row.task_id);
+}
+
+/**
+ * The tasks whose own figures the changed inputs of `marks` may change (what a refresh recomputes for
+ * them): a member's (tasksCostedForMember), or the tasks a role's new rates cost (tasksCostedAt).
+ */
+export async function tasksCostedByInputs(db: Knex, teamId: string, projectId: string, marks: readonly InputMark[], now: string): Promise<string[]> {
+  const tasks = new Set<string>();
+  const rolesFrom = new Map<string, string[]>();
+  for (const mark of marks) {
+    if (mark.team_member_id) {
+      for (const id of await tasksCostedForMember(db, teamId, projectId, mark)) tasks.add(id);
+    } else if (mark.job_role_id) {
+      rolesFrom.set(mark.from_day, [...(rolesFrom.get(mark.from_day) ?? []), mark.job_role_id]);
+    }
+  }
+  for (const [from, roles] of rolesFrom) for (const id of await tasksCostedAt(db, teamId, projectId, roles, from, now)) tasks.add(id);
+  return [...tasks];
+}
+
+/**
+ * Empties the stored breakdown parts (members and role groups: each member shows its name, avatar, and
+ * its role and rate today) of every task the changed inputs of `marks` show in: the tasks their
+ * members take part in. Each task's next breakdown read computes them again (getBreakdown).
+ */
+export async function clearPartsShowingInputs(db: Knex, teamId: string, projectId: string, marks: readonly InputMark[]): Promise<void> {
+  for (const mark of marks) {
+    const members = mark.team_member_id
+      ? 'select cast(:memberId as uuid) as team_member_id'
+      : `select r.team_member_id from project_member_roles r
+         where r.team_id = :teamId and r.project_id = :projectId and r.job_role_id = :roleId`;
+    await db.raw(
+      `update task_labor set members_json = null, grouped_members_json = null
+       where team_id = :teamId and members_json is not null and task_id in (
+         select a.task_id from task_assignees a join tasks t on t.team_id = a.team_id and t.id = a.task_id
+         where a.team_id = :teamId and t.project_id = :projectId and a.team_member_id in (${members})
+         union
+         select x.task_id from task_member_time x
+         where x.team_id = :teamId and x.project_id = :projectId and x.team_member_id in (${members}))`,
+      { teamId, projectId, memberId: mark.team_member_id, roleId: mark.job_role_id },
+    );
+  }
+}
+
 /** Row shape: a task's summary figures (exact numeric text) and its stored breakdown parts. */
 export type StoredBreakdownRow = {
   id: string;

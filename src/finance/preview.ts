@@ -64,33 +64,6 @@ async function figuresBefore(db: Knex, teamId: string, project: ProjectRow, now:
   return { finances };
 }
 
-type RateEntry = { job_role_id: string; effective_from: string; hourly_rate: string | null };
-
-async function rateEntries(db: Knex, teamId: string, projectId: string): Promise<RateEntry[]> {
-  return db('project_rate_cards')
-    .where({ team_id: teamId, project_id: projectId })
-    .select('job_role_id', db.raw('effective_from::text as effective_from'), 'hourly_rate')
-    .orderBy([{ column: 'job_role_id' }, { column: 'effective_from' }]);
-}
-
-/** A role's rate from `from` on, as the days its rate changes and the rate from each (a missing or null rate is 0). */
-function ratesFrom(entries: readonly RateEntry[], role: string, from: string): string {
-  const own = entries.filter((entry) => entry.job_role_id === role);
-  const rateOf = (entry: RateEntry | undefined) => toDecimal(entry?.hourly_rate ?? 0).toFixed();
-  const steps: [string, string][] = [[from, rateOf(own.filter((entry) => entry.effective_from <= from).at(-1))]];
-  for (const entry of own.filter((e) => e.effective_from > from)) {
-    const rate = rateOf(entry);
-    if (rate !== steps.at(-1)?.[1]) steps.push([entry.effective_from, rate]);
-  }
-  return JSON.stringify(steps);
-}
-
-/** The roles whose rate on some day from `from` on differs between two cards. */
-function changedRoles(before: readonly RateEntry[], after: readonly RateEntry[], from: string): string[] {
-  const roles = new Set([...before, ...after].map((entry) => entry.job_role_id));
-  return [...roles].filter((role) => ratesFrom(before, role, from) !== ratesFrom(after, role, from));
-}
-
 const COSTS = ['estimatedLaborCost', 'actualLaborCost', 'totalEstimatedCost', 'totalActualCost'] as const;
 const FIGURES = ['estimatedHours', 'loggedHours', 'estimatedLaborCost', 'actualLaborCost', 'fixedCost', 'totalEstimatedCost', 'totalActualCost'] as const;
 
@@ -161,11 +134,9 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
     db,
     async (trx) => {
       const project = await getProject(trx, actor.teamId, projectId);
-      const card = await rateEntries(trx, actor.teamId, projectId);
       // 1. The change, in a savepoint: the figures after it of the tasks it can change.
       const changed = await rolledBack(trx, async (savepoint) => {
-        const effectiveFrom = await applyRateCard(savepoint, actor, project, body);
-        const roles = changedRoles(card, await rateEntries(savepoint, actor.teamId, projectId), effectiveFrom);
+        const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
         const taskIds = await repo.tasksCostedAt(savepoint, actor.teamId, projectId, roles, effectiveFrom, now);
         return { effectiveFrom, taskIds, after: await ownFigures(savepoint, actor.teamId, project, now, taskIds) };
       });

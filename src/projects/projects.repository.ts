@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { todayIn } from '../clock';
+import { nowIso, todayIn, todayOf } from '../clock';
 import { prepared } from '../db/prepared';
 import { CALCULATOR_VERSION } from '../finance/calculator';
 
@@ -47,9 +47,13 @@ export async function insertProject(
  *     takes the project's lock shared, so such writes to one project run side by side;
  *   - 'tasks': those tasks' own inputs or place (each is marked, with the parent it has now, so a move
  *     or an archive also recomputes the old parent's roll-ups);
- *   - 'member': the inputs of every task the member takes part in (assigned or with logged time):
- *     recorded as a change to every task of each project the member takes part in;
- *   - 'all': the inputs of every task (the rate card, the currency, the time zone);
+ *   - 'member': the member's role in the project from day `from` on (null: from today in the project's
+ *     time zone; '-infinity': every day, its role history removed; 'infinity': no day, only how it shows,
+ *     its name or avatar): recorded as one mark per project it takes part in (stale_inputs), which a
+ *     refresh works out into the tasks it changes (src/finance/figures.ts);
+ *   - 'rates': some roles' rates from a day on (the rate card); which ones is known once the card is
+ *     written, and recorded then by recordRateChange, in the same transaction;
+ *   - 'all': the inputs of every task (the currency, the time zone);
  *   - 'none': nothing a stored figure depends on, or only tasks that have no stored figures yet (a new
  *     task: with the revision bumped, a refresh computes every task without a stored row).
  */
@@ -58,7 +62,8 @@ export type Invalidation =
   | { kind: 'all' }
   | { kind: 'task-figures'; taskIds: readonly string[] }
   | { kind: 'tasks'; taskIds: readonly string[] }
-  | { kind: 'member'; memberId: string };
+  | { kind: 'member'; memberId: string; from: string | null }
+  | { kind: 'rates' };
 
 /**
  * Marks tasks of one project stale (one row per write and task, told apart by a sequence number): the
@@ -107,14 +112,29 @@ async function recordInvalidation(db: Knex, teamId: string, projectId: string | 
       ids: change.taskIds.join(','),
     });
   } else if (change.kind === 'member') {
-    // Every task of those projects, as a rate-card change does: marking each of the member's tasks
-    // (some 11,000 for a member of the benchmark's dataset) cost the write 100 ms.
+    // A mark per project, not per task: a member of the benchmark's dataset takes part in some 11,000
+    // tasks, whose marks cost the write 100 ms. The refresh finds the tasks.
     await db.raw(
-      `update projects set reset_revision = revision
-       where team_id = :teamId and id in (${PROJECTS_OF_MEMBER}) and (cast(:projectId as uuid) is null or id = cast(:projectId as uuid))`,
-      { teamId, memberId: change.memberId, projectId: projectId === 'team' ? null : projectId },
+      `insert into stale_inputs (team_id, project_id, team_member_id, from_day)
+       select p.team_id, p.id, cast(:memberId as uuid), coalesce(cast(:from as date), ${todayOf('p')})
+       from projects p
+       where p.team_id = :teamId and p.id in (${PROJECTS_OF_MEMBER}) and (cast(:projectId as uuid) is null or p.id = cast(:projectId as uuid))`,
+      { teamId, memberId: change.memberId, from: change.from, now: nowIso(), projectId: projectId === 'team' ? null : projectId },
     );
   }
+}
+
+/**
+ * Records a rate-card write's change (lockProject's 'rates'), once the card is written: the roles whose
+ * rate on some day from `from` on is not what it was. In the write's transaction, under its lock.
+ */
+export async function recordRateChange(db: Knex, teamId: string, projectId: string, roleIds: readonly string[], from: string): Promise<void> {
+  if (roleIds.length === 0) return;
+  await db.raw(
+    `insert into stale_inputs (team_id, project_id, job_role_id, from_day)
+     select :teamId, :projectId, role.id, cast(:from as date) from unnest(string_to_array(:roles, ',')::uuid[]) as role (id)`,
+    { teamId, projectId, roles: roleIds.join(','), from },
+  );
 }
 
 /**
@@ -183,8 +203,8 @@ export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string
 /**
  * The write lock of every project of the team, for a change to a member that shows in figures (its
  * name or avatar): taken in id order, then the projects the member takes part in are found and marked
- * out of date (every task recomputed at the next read), so an assignment
- * or time log committed meanwhile is never missed (its write held its project's lock, shared or not).
+ * (a mark per project, worked out into its tasks by the next refresh), so an assignment or time log
+ * committed meanwhile is never missed (its write held its project's lock, shared or not).
  */
 export async function lockTeamProjects(db: Knex, teamId: string, change: Extract<Invalidation, { kind: 'member' }>): Promise<void> {
   await db.raw(
@@ -302,6 +322,18 @@ export async function rateCardHistory(db: Knex, teamId: string, projectId: strin
  * are replaced by one per listed role, and a role that had a rate before that day but is not listed
  * gets a null entry (no rate from that day). Earlier entries are history and stay.
  */
+/** Every dated entry of the project's rate card, by role and day. */
+export async function rateEntries(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+): Promise<{ job_role_id: string; effective_from: string; hourly_rate: string | null }[]> {
+  return db('project_rate_cards')
+    .where({ team_id: teamId, project_id: projectId })
+    .select('job_role_id', db.raw('effective_from::text as effective_from'), 'hourly_rate')
+    .orderBy([{ column: 'job_role_id' }, { column: 'effective_from' }]);
+}
+
 export async function writeRateCard(
   db: Knex,
   teamId: string,

@@ -126,12 +126,38 @@ export async function rateCardHistory(db: Knex, teamId: string, projectId: strin
   };
 }
 
+type RateEntry = { job_role_id: string; effective_from: string; hourly_rate: string | null };
+
+/** A role's rate from `from` on, as the days its rate changes and the rate from each (a missing or null rate is 0). */
+function ratesFrom(entries: readonly RateEntry[], role: string, from: string): string {
+  const own = entries.filter((entry) => entry.job_role_id === role);
+  const rateOf = (entry: RateEntry | undefined) => toDecimal(entry?.hourly_rate ?? 0).toFixed();
+  const steps: [string, string][] = [[from, rateOf(own.filter((entry) => entry.effective_from <= from).at(-1))]];
+  for (const entry of own.filter((e) => e.effective_from > from)) {
+    const rate = rateOf(entry);
+    if (rate !== steps.at(-1)?.[1]) steps.push([entry.effective_from, rate]);
+  }
+  return JSON.stringify(steps);
+}
+
+/** The roles whose rate on some day from `from` on differs between two cards. */
+function changedRoles(before: readonly RateEntry[], after: readonly RateEntry[], from: string): string[] {
+  const roles = new Set([...before, ...after].map((entry) => entry.job_role_id));
+  return [...roles].filter((role) => ratesFrom(before, role, from) !== ratesFrom(after, role, from));
+}
+
 /**
  * Validates a rate card against the project and writes it from its effective day on (the write of
- * PUT /rate-card and of its preview, which rolls it back); answers that day. The caller decides the
- * locking: the PUT holds the project's write lock, the preview does not.
+ * PUT /rate-card and of its preview, which rolls it back); answers that day and the roles whose rate
+ * on some day from it on changed. The caller decides the locking: the PUT holds the project's write
+ * lock, the preview does not.
  */
-export async function applyRateCard(trx: Knex, actor: Actor, project: repo.ProjectRow, body: RateCardBody): Promise<string> {
+export async function applyRateCard(
+  trx: Knex,
+  actor: Actor,
+  project: repo.ProjectRow,
+  body: RateCardBody,
+): Promise<{ effectiveFrom: string; changedRoles: string[] }> {
   const seen = new Set<string>();
   body.roles.forEach((entry, index) => {
     if (seen.has(entry.job_role_id)) throw fieldError(`roles.${index}.job_role_id`, 'appears more than once');
@@ -144,6 +170,7 @@ export async function applyRateCard(trx: Knex, actor: Actor, project: repo.Proje
   );
   if (unknown.length) throw validationError('Unknown job roles in the rate card', unknown);
   const effectiveFrom = body.effective_from ?? todayIn(project.time_zone);
+  const before = await repo.rateEntries(trx, actor.teamId, project.id);
   await repo.writeRateCard(
     trx,
     actor.teamId,
@@ -155,13 +182,14 @@ export async function applyRateCard(trx: Knex, actor: Actor, project: repo.Proje
     effectiveFrom,
     actor.tokenName,
   );
-  return effectiveFrom;
+  return { effectiveFrom, changedRoles: changedRoles(before, await repo.rateEntries(trx, actor.teamId, project.id), effectiveFrom) };
 }
 
 export async function replaceRateCard(db: Knex, actor: Actor, projectId: string, body: RateCardBody) {
   return db.transaction(async (trx) => {
-    const project = await lockProjectForWrite(trx, actor.teamId, projectId, { kind: 'all' });
-    const effectiveFrom = await applyRateCard(trx, actor, project, body);
+    const project = await lockProjectForWrite(trx, actor.teamId, projectId, { kind: 'rates' });
+    const { effectiveFrom, changedRoles: roles } = await applyRateCard(trx, actor, project, body);
+    await repo.recordRateChange(trx, actor.teamId, projectId, roles, effectiveFrom);
     return presentRateCard(trx, actor.teamId, project, effectiveFrom);
   });
 }
@@ -174,8 +202,8 @@ export async function listProjectMembers(db: Knex, teamId: string, projectId: st
 export async function setProjectMember(db: Knex, actor: Actor, projectId: string, memberId: string, body: z.infer<typeof projectMemberBody>) {
   const teamId = actor.teamId;
   return db.transaction(async (trx) => {
-    // The member's role and rate in the project change in every task it takes part in.
-    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId });
+    // The member's role and rate in the project change from the entry's day on (today by default).
+    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId, from: body.effective_from ?? null });
     if (!(await findTeamMember(trx, teamId, memberId))) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Team member');
     const jobRoleId = body.job_role_id;
     if (jobRoleId && !(await existingJobRoleIds(trx, teamId, [jobRoleId])).has(jobRoleId)) {
@@ -191,8 +219,8 @@ export async function setProjectMember(db: Knex, actor: Actor, projectId: string
 export async function removeProjectMember(db: Knex, teamId: string, projectId: string, memberId: string) {
   return db.transaction(async (trx) => {
     // The project's lock serialises this with assignee changes, so no task gains the member meanwhile;
-    // the tasks it logged time on lose its role and rate.
-    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId });
+    // the tasks it logged time on lose its role and rate, on every day.
+    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId, from: '-infinity' });
     const [entry] = await repo.listProjectMembers(trx, teamId, projectId, todayIn(project.time_zone), memberId);
     if (!entry) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Project member');
     const assigned = await repo.tasksAssignedTo(trx, teamId, projectId, memberId);

@@ -27,7 +27,7 @@ export async function updateTeamMember(db: Knex, teamId: string, id: string, bod
     // Names and avatars show in figures (and names order the estimate split): every project's lock
     // first, then the tasks the member takes part in are marked, so none gained meanwhile is missed.
     const shown = (body.name !== undefined && body.name !== before.name) || (body.avatar_url !== undefined && body.avatar_url !== before.avatar_url);
-    if (shown) await lockTeamProjects(trx, teamId, { kind: 'member', memberId: id });
+    if (shown) await lockTeamProjects(trx, teamId, { kind: 'member', memberId: id, from: 'infinity' });
     const member = await repo.updateTeamMember(trx, teamId, id, body).catch(duplicateEmail);
     if (!member) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Team member');
     return member;

@@ -6,7 +6,9 @@ import { expectProjectMatchesOracle } from './check';
  * Every write route that changes a finance input, one at a time, each followed by every breakdown and
  * list of the project compared with the oracle (never with the service's own stored output). The
  * lists are read (and cached) before each write, so a write that failed to mark what it changes
- * would leave a stale stored figure or cached list behind, and this test would fail.
+ * would leave a stale stored figure or cached list behind, and this test would fail. Each check runs
+ * twice: the first reads every breakdown before the lists bring the stored figures current, the second
+ * after, so the stored breakdown parts a refresh kept (a task it did not recompute) are checked too.
  */
 let h: Harness;
 let projectId: string;
@@ -73,5 +75,6 @@ const cases: [string, () => Promise<unknown>][] = [
 
 it.each(cases)('%s: every breakdown and list matches the oracle', async (_name, write) => {
   await write();
+  await expectProjectMatchesOracle(h, projectId);
   await expectProjectMatchesOracle(h, projectId);
 }, 120_000);
