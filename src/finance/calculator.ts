@@ -139,32 +139,66 @@ function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLin
     .sort(compareLines);
 }
 
+/**
+ * Rules 2, 3 and 7: the task's estimate split among its assignees (in rule 7's order), each share in
+ * hours and costed at the member's rate today; by member id.
+ */
+function estimatesOf(estimatedHours: Decimal, members: readonly MemberInput[], currency: string) {
+  const assignees = members.filter((m) => m.isAssignee).sort(compareMembers);
+  const shares = splitHours(estimatedHours, assignees.length);
+  return new Map(
+    assignees.map((member, index) => {
+      const hours = shares[index] ?? ZERO;
+      return [member.teamMemberId, { estimatedHours: hours, estimatedCost: roundMoney(hours.times(member.hourlyRate ?? ZERO), currency) }];
+    }),
+  );
+}
+
 /** Rules 1-6 and 8 for one task, with section 3b's cost lines and today's rates and roles. */
 export function computeTaskFinance(task: TaskInput, currency: string): TaskFinance {
   const members = task.members.filter((m) => m.isAssignee || m.hasLoggedTime).sort(compareMembers);
-  const assignees = members.filter((m) => m.isAssignee);
-  const shares = splitHours(task.estimatedHours, assignees.length);
-  const estimateOf = new Map(assignees.map((member, index) => [member.teamMemberId, shares[index] ?? ZERO]));
+  const estimates = estimatesOf(task.estimatedHours, members, currency);
 
   const figures = members.map((member): MemberFigures => {
-    const hourlyRate = member.hourlyRate ?? ZERO;
-    const estimatedHours = estimateOf.get(member.teamMemberId) ?? ZERO;
     const costLines = costLinesOf(member.costLines, currency);
+    const estimate = estimates.get(member.teamMemberId);
     return {
       teamMemberId: member.teamMemberId,
       name: member.name,
       avatarUrl: member.avatarUrl,
       jobRole: member.jobRole ?? UNASSIGNED_ROLE,
-      hourlyRate,
-      estimatedHours,
+      hourlyRate: member.hourlyRate ?? ZERO,
+      estimatedHours: estimate?.estimatedHours ?? ZERO,
       loggedHours: sum(costLines.map((line) => line.loggedHours)),
-      estimatedCost: roundMoney(estimatedHours.times(hourlyRate), currency),
+      estimatedCost: estimate?.estimatedCost ?? ZERO,
       actualCost: sum(costLines.map((line) => line.actualCost)),
       costLines,
     };
   });
 
   return { members: figures, totals: totalsOf(task.estimatedHours, task.fixedCost, figures) };
+}
+
+/**
+ * A task's totals when only what its estimate costs has changed (its assignees' names, which order
+ * the split, or their roles or rates today), not its logged time nor the roles and rates of its
+ * logged days: its logged hours and actual labor cost as computeTaskFinance last computed them
+ * (`actual`), its estimate costed again from its assignees (`task.members`; rules 2, 3 and 7), and
+ * rule 6. Equal to computeTaskFinance's totals on the same inputs.
+ */
+export function totalsWithEstimateOf(
+  task: TaskInput,
+  actual: Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>,
+  currency: string,
+): TaskTotals {
+  const estimates = estimatesOf(task.estimatedHours, task.members, currency);
+  return taskTotals({
+    estimatedHours: task.estimatedHours,
+    loggedHours: actual.loggedHours,
+    estimatedLaborCost: sum([...estimates.values()].map((estimate) => estimate.estimatedCost)),
+    actualLaborCost: actual.actualLaborCost,
+    fixedCost: task.fixedCost,
+  });
 }
 
 function totalsOf(estimatedHours: Decimal, fixedCost: Decimal, members: readonly MemberFigures[]): TaskTotals {

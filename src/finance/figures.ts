@@ -146,12 +146,11 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
   } else {
     // Worked out only now, after the marks were read: what the changed inputs touch as they are now.
     await repo.clearPartsShowingInputs(trx, teamId, projectId, inputMarks);
-    const taskIds = new Set([
-      ...marks.map((mark) => mark.task_id),
-      ...(await repo.tasksCostedByInputs(trx, teamId, projectId, inputMarks, now)),
-      ...(await tasksWithoutFigures(trx, teamId, projectId)),
-    ]);
-    await refreshTaskLabor(trx, teamId, project, [...taskIds], now);
+    const costed = await repo.tasksCostedByInputs(trx, teamId, projectId, inputMarks, now);
+    const taskIds = new Set([...marks.map((mark) => mark.task_id), ...costed.logged, ...(await tasksWithoutFigures(trx, teamId, projectId))]);
+    // Tasks whose only change is what their estimate costs keep their stored actuals (any change to
+    // those left a task mark, or put the task in costed.logged, so it is recomputed in full).
+    await refreshTaskLabor(trx, teamId, project, [...taskIds], now, [...costed.assigned]);
   }
   await removeMarks(trx, 'stale_tasks', teamId, projectId, marks);
   await removeMarks(trx, 'stale_inputs', teamId, projectId, inputMarks);

@@ -205,6 +205,60 @@ export async function participantsInScope(
 }
 
 /**
+ * What re-costing the estimates of some tasks needs (labor.ts's refreshTaskEstimates): each task's
+ * assignees with their name, avatar, and role and rate today (participant rows without cost lines:
+ * `has_logged_time` false, which no estimate rule reads), and each task's logged hours and actual
+ * labor cost as stored (`actuals`, by task).
+ */
+export async function estimateInputs(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  taskIds: readonly string[],
+  now: string,
+): Promise<{ assignees: ParticipantRow[]; actuals: Map<string, { logged_hours: string; actual_labor_cost: string }> }> {
+  const bindings = { teamId, projectId, taskIds: taskIds.join(','), now };
+  const assignees = await db.raw(
+    `with project_today (day) as (
+       select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId
+     ),
+     role_period (team_member_id, job_role_id, starts, ends) as (
+       select team_member_id, job_role_id, effective_from,
+              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
+       from project_member_roles where team_id = :teamId and project_id = :projectId
+     ),
+     rate_period (job_role_id, hourly_rate, starts, ends) as (
+       select job_role_id, hourly_rate, effective_from,
+              coalesce(lead(effective_from) over (partition by job_role_id order by effective_from), 'infinity'::date)
+       from project_rate_cards where team_id = :teamId and project_id = :projectId
+     )
+     select a.task_id, m.id as team_member_id, m.name, m.avatar_url, jr.name as job_role, rate.hourly_rate::text as hourly_rate
+     from task_assignees a
+     join team_members m on m.team_id = a.team_id and m.id = a.team_member_id
+     cross join project_today pt
+     left join role_period role on role.team_member_id = m.id and pt.day >= role.starts and pt.day < role.ends
+     left join job_roles jr on jr.team_id = :teamId and jr.id = role.job_role_id
+     left join rate_period rate on rate.job_role_id = role.job_role_id and pt.day >= rate.starts and pt.day < rate.ends
+     where a.team_id = :teamId and a.task_id = any(string_to_array(:taskIds, ',')::uuid[])`,
+    bindings,
+  );
+  const actuals = await db.raw(
+    `select task_id, logged_hours::text as logged_hours, actual_labor_cost::text as actual_labor_cost from task_labor
+     where team_id = :teamId and task_id = any(string_to_array(:taskIds, ',')::uuid[])`,
+    bindings,
+  );
+  return {
+    assignees: (assignees.rows as Omit<ParticipantRow, 'is_assignee' | 'has_logged_time' | 'cost_lines'>[]).map((row) => ({
+      ...row,
+      is_assignee: true,
+      has_logged_time: false,
+      cost_lines: [],
+    })),
+    actuals: new Map((actuals.rows as { task_id: string; logged_hours: string; actual_labor_cost: string }[]).map((row) => [row.task_id, row])),
+  };
+}
+
+/**
  * participantsInScope's rows put together: one row per participant, its member's fields and its cost
  * lines (tens of thousands of rows for a batch: in turns of the event loop).
  */
@@ -329,10 +383,23 @@ export async function storedOwnFigures(
 }
 
 /**
+ * Tasks an input change can change the own figures of, by what it changes: their actual cost (time
+ * logged on a day whose role or rate changed) or only their estimate's cost (an assignee's name, which
+ * orders the split, or its role or rate today).
+ */
+export type CostedTasks = { logged: string[]; assigned: string[] };
+
+function costedTasks(rows: readonly { why: 'logged' | 'assigned'; task_id: string }[]): CostedTasks {
+  const costed: CostedTasks = { logged: [], assigned: [] };
+  for (const row of rows) costed[row.why].push(row.task_id);
+  return costed;
+}
+
+/**
  * The tasks of a project whose own figures a change of the rates of `roles` from `from` on can change
  * (CONTRACT section 3b): those with time logged on or after that day by someone whose role on the day
- * is one of them, and, when the change takes effect by today, those whose participants' role today is
- * one of them (their estimate and rate are costed at today's rate).
+ * is one of them, and, when the change takes effect by today, those whose assignees' role today is
+ * one of them (their estimate is costed at today's rate).
  */
 export async function tasksCostedAt(
   db: Knex,
@@ -341,8 +408,8 @@ export async function tasksCostedAt(
   roles: readonly string[],
   from: string,
   now: string,
-): Promise<string[]> {
-  if (roles.length === 0) return [];
+): Promise<CostedTasks> {
+  if (roles.length === 0) return { logged: [], assigned: [] };
   const result = await db.raw(
     `with role_period (team_member_id, job_role_id, starts, ends) as (
        select team_member_id, job_role_id, effective_from,
@@ -354,18 +421,18 @@ export async function tasksCostedAt(
        where job_role_id = any(string_to_array(:roles, ',')::uuid[]) and ends > cast(:from as date)
      ),
      today (day) as (select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId)
-     select distinct d.task_id from task_member_day_time d
+     select distinct 'logged' as why, d.task_id from task_member_day_time d
      join changed c on c.team_member_id = d.team_member_id and d.day >= c.starts and d.day < c.ends
      where d.team_id = :teamId and d.project_id = :projectId and d.total_seconds > 0
      union
-     select a.task_id from task_assignees a
+     select 'assigned', a.task_id from task_assignees a
      join tasks t on t.team_id = a.team_id and t.id = a.task_id and t.project_id = :projectId
      cross join today
      join changed c on c.team_member_id = a.team_member_id and today.day >= c.starts and today.day < c.ends
      where a.team_id = :teamId`,
     { teamId, projectId, roles: roles.join(','), from, now },
   );
-  return (result.rows as { task_id: string }[]).map((row) => row.task_id);
+  return costedTasks(result.rows);
 }
 
 /** A mark of a changed input that is not a task (stale_inputs): a member's role or display, or a role's rate, from a day on. */
@@ -377,12 +444,12 @@ export type InputMark = { seq: string; team_member_id: string | null; job_role_i
  * time on from the mark's day on (the role of those days costs them). Read after the mark, so an
  * assignment or log committed since it is seen (and carries its own mark besides).
  */
-async function tasksCostedForMember(db: Knex, teamId: string, projectId: string, mark: InputMark): Promise<string[]> {
+async function tasksCostedForMember(db: Knex, teamId: string, projectId: string, mark: InputMark): Promise<CostedTasks> {
   const result = await db.raw(
-    `select a.task_id from task_assignees a join tasks t on t.team_id = a.team_id and t.id = a.task_id
+    `select 'assigned' as why, a.task_id from task_assignees a join tasks t on t.team_id = a.team_id and t.id = a.task_id
      where a.team_id = :teamId and a.team_member_id = :memberId and t.project_id = :projectId
-     union
-     select x.task_id from task_member_time x
+     union all
+     select 'logged', x.task_id from task_member_time x
      where x.team_id = :teamId and x.team_member_id = :memberId and x.project_id = :projectId
        and cast(:from as date) <> 'infinity'::date
        and exists (
@@ -391,25 +458,33 @@ async function tasksCostedForMember(db: Knex, teamId: string, projectId: string,
            and d.day >= cast(:from as date) and d.total_seconds > 0)`,
     { teamId, projectId, memberId: mark.team_member_id as string, from: mark.from_day },
   );
-  return (result.rows as { task_id: string }[]).map((row) => row.task_id);
+  return costedTasks(result.rows);
 }
 
 /**
  * The tasks whose own figures the changed inputs of `marks` may change (what a refresh recomputes for
- * them): a member's (tasksCostedForMember), or the tasks a role's new rates cost (tasksCostedAt).
+ * them), by what they change: a member's (tasksCostedForMember), or the tasks a role's new rates cost
+ * (tasksCostedAt).
  */
-export async function tasksCostedByInputs(db: Knex, teamId: string, projectId: string, marks: readonly InputMark[], now: string): Promise<string[]> {
-  const tasks = new Set<string>();
+export async function tasksCostedByInputs(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  marks: readonly InputMark[],
+  now: string,
+): Promise<{ logged: Set<string>; assigned: Set<string> }> {
+  const tasks = { logged: new Set<string>(), assigned: new Set<string>() };
+  const add = (costed: CostedTasks) => {
+    for (const id of costed.logged) tasks.logged.add(id);
+    for (const id of costed.assigned) tasks.assigned.add(id);
+  };
   const rolesFrom = new Map<string, string[]>();
   for (const mark of marks) {
-    if (mark.team_member_id) {
-      for (const id of await tasksCostedForMember(db, teamId, projectId, mark)) tasks.add(id);
-    } else if (mark.job_role_id) {
-      rolesFrom.set(mark.from_day, [...(rolesFrom.get(mark.from_day) ?? []), mark.job_role_id]);
-    }
+    if (mark.team_member_id) add(await tasksCostedForMember(db, teamId, projectId, mark));
+    else if (mark.job_role_id) rolesFrom.set(mark.from_day, [...(rolesFrom.get(mark.from_day) ?? []), mark.job_role_id]);
   }
-  for (const [from, roles] of rolesFrom) for (const id of await tasksCostedAt(db, teamId, projectId, roles, from, now)) tasks.add(id);
-  return [...tasks];
+  for (const [from, roles] of rolesFrom) add(await tasksCostedAt(db, teamId, projectId, roles, from, now));
+  return tasks;
 }
 
 /**

@@ -3,7 +3,7 @@ import { groupBy } from '../group-by';
 import { toJson } from '../json';
 import { nowIso } from '../clock';
 import { nextTurn } from '../turns';
-import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance, variance } from './calculator';
+import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance, totalsWithEstimateOf, variance } from './calculator';
 import { Decimal, toDecimal } from './money';
 import { presentAssignees, presentGroups, presentMembers } from './present';
 import * as repo from './finance.repository';
@@ -176,10 +176,59 @@ export async function computeOwnFigures(
 }
 
 /**
+ * Re-costs the estimates of the given tasks (only what their estimates cost has changed since their
+ * figures were stored: see calculator's totalsWithEstimateOf) and stores their figures and assignees;
+ * their breakdown parts are left empty, for their next breakdown read. A few rows per task, where a
+ * full recomputation reads every participant's logged days.
+ */
+async function refreshTaskEstimates(
+  db: Knex,
+  teamId: string,
+  project: { id: string; currency: string },
+  taskIds: readonly string[],
+  now: string,
+): Promise<void> {
+  if (taskIds.length === 0) return;
+  const tasks = await repo.tasksInScope(db, teamId, { kind: 'tasks', projectId: project.id, taskIds });
+  const { assignees, actuals } = await repo.estimateInputs(db, teamId, project.id, taskIds, now);
+  const membersOf = lazyMembers(assignees);
+  const rows: repo.TaskLaborRow[] = [];
+  for (let from = 0; from < tasks.length; from += SLICE * 4) {
+    await nextTurn();
+    for (const task of tasks.slice(from, from + SLICE * 4)) {
+      const actual = actuals.get(task.id);
+      if (!actual) throw new Error(`Task ${task.id} has no stored figures to re-cost the estimate of`);
+      const members = membersOf(task.id);
+      const totals = totalsWithEstimateOf(
+        { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members },
+        { loggedHours: toDecimal(actual.logged_hours), actualLaborCost: toDecimal(actual.actual_labor_cost) },
+        project.currency,
+      );
+      rows.push({ task_id: task.id, ...storedTotals(totals), ...NO_PARTS, assignees_json: toJson(presentAssignees(members)) });
+    }
+  }
+  await repo.upsertTaskLabor(db, teamId, project.id, rows);
+}
+
+/** A task's totals as task_labor stores them (exact text). */
+function storedTotals(totals: TaskFinance['totals']) {
+  return {
+    estimated_labor_cost: totals.estimatedLaborCost.toFixed(),
+    logged_hours: totals.loggedHours.toFixed(),
+    actual_labor_cost: totals.actualLaborCost.toFixed(),
+    total_estimated_cost: totals.totalEstimatedCost.toFixed(),
+    total_actual_cost: totals.totalActualCost.toFixed(),
+    variance: variance(totals).toFixed(),
+  };
+}
+
+/**
  * Recomputes and stores the given tasks' figures (or every task's) with the rates and roles in force
- * today at the instant `now` (in the project's time zone), and every logged day's,
- * then the roll-ups of those tasks and their ancestors. Callers serialise refreshes of a project
- * (figures.ts); the stamp that says the result is current is theirs to write.
+ * today at the instant `now` (in the project's time zone), and every logged day's; re-costs only the
+ * estimates of the tasks `estimatesOnly` names (each must have stored figures, current but for what its
+ * estimate costs; a task also in `taskIds` is recomputed); then the roll-ups of all those tasks and
+ * their ancestors. Callers serialise refreshes of a project (figures.ts); the stamp that says the
+ * result is current is theirs to write.
  */
 export async function refreshTaskLabor(
   db: Knex,
@@ -187,11 +236,13 @@ export async function refreshTaskLabor(
   project: { id: string; currency: string },
   taskIds: readonly string[] | 'all',
   now: string = nowIso(),
+  estimatesOnly: readonly string[] = [],
 ): Promise<void> {
-  if (taskIds !== 'all' && taskIds.length === 0) return;
-  const scope: repo.Scope =
-    taskIds === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...new Set(taskIds)] };
-  const tasks = await repo.tasksInScope(db, teamId, scope);
+  const recomputed = taskIds === 'all' ? 'all' : new Set(taskIds);
+  const recosted = recomputed === 'all' ? [] : [...new Set(estimatesOnly)].filter((id) => !recomputed.has(id));
+  if (recomputed !== 'all' && recomputed.size === 0 && recosted.length === 0) return;
+  const scope: repo.Scope = recomputed === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...recomputed] };
+  const tasks = recomputed === 'all' || recomputed.size > 0 ? await repo.tasksInScope(db, teamId, scope) : [];
   const withParts = tasks.length <= refreshSettings.partsEagerly;
   // In slices, yielding to the event loop between them: a whole project's recomputation (thousands
   // of tasks through the calculator) must not hold every other request up while it runs; and reading
@@ -206,12 +257,7 @@ export async function refreshTaskLabor(
         const finance = financeOf(task, members, project.currency);
         rows.push({
           task_id: task.id,
-          estimated_labor_cost: finance.totals.estimatedLaborCost.toFixed(),
-          logged_hours: finance.totals.loggedHours.toFixed(),
-          actual_labor_cost: finance.totals.actualLaborCost.toFixed(),
-          total_estimated_cost: finance.totals.totalEstimatedCost.toFixed(),
-          total_actual_cost: finance.totals.totalActualCost.toFixed(),
-          variance: variance(finance.totals).toFixed(),
+          ...storedTotals(finance.totals),
           ...(withParts ? breakdownParts(finance) : NO_PARTS),
           assignees_json: toJson(presentAssignees(members)),
         });
@@ -220,5 +266,6 @@ export async function refreshTaskLabor(
     // Stored once the batch is computed: a statement sent earlier would wait behind the next batch's read.
     await repo.upsertTaskLabor(db, teamId, project.id, rows);
   }
-  await repo.refreshRollups(db, teamId, project.id, taskIds === 'all' ? 'all' : tasks.map((task) => task.id));
+  await refreshTaskEstimates(db, teamId, project, recosted, now);
+  await repo.refreshRollups(db, teamId, project.id, recomputed === 'all' ? 'all' : [...tasks.map((task) => task.id), ...recosted]);
 }

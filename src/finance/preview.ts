@@ -137,7 +137,8 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
       // 1. The change, in a savepoint: the figures after it of the tasks it can change.
       const changed = await rolledBack(trx, async (savepoint) => {
         const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
-        const taskIds = await repo.tasksCostedAt(savepoint, actor.teamId, projectId, roles, effectiveFrom, now);
+        const costed = await repo.tasksCostedAt(savepoint, actor.teamId, projectId, roles, effectiveFrom, now);
+        const taskIds = [...new Set([...costed.logged, ...costed.assigned])];
         return { effectiveFrom, taskIds, after: await ownFigures(savepoint, actor.teamId, project, now, taskIds) };
       });
       // 2. The same tasks without it: their stored figures when current in this snapshot, else computed.

@@ -6,7 +6,8 @@ import { expectBreakdownMatchesOracle, expectProjectMatchesOracle } from './chec
 /*
  * A refresh of more tasks than refreshSettings.partsEagerly (a project-wide change on a large project)
  * stores the figures only; each task's breakdown parts are computed by its next breakdown read and
- * stored then, unless the labor row changed meanwhile. Set to 1 here so a small project takes that path.
+ * stored then, unless the labor row changed meanwhile. Set to 0 here so every refresh of a small project
+ * takes that path (a rate change recomputes only the tasks it costs: here one or two).
  */
 let h: Harness;
 let projectId: string;
@@ -15,7 +16,7 @@ const eagerly = refreshSettings.partsEagerly;
 
 beforeAll(async () => {
   h = await startHarness();
-  refreshSettings.partsEagerly = 1;
+  refreshSettings.partsEagerly = 0;
   const dev = await createJobRole(h.api, 'Developer');
   ids.dev = dev.id;
   const project = await createProject(h.api);
