@@ -145,7 +145,7 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
     await refreshTaskLabor(trx, teamId, project, 'all', now);
   } else {
     // Worked out only now, after the marks were read: what the changed inputs touch as they are now.
-    await repo.clearPartsShowingInputs(trx, teamId, projectId, inputMarks);
+    if (inputMarks.length > 0) await repo.bumpPartsVersion(trx, teamId, projectId);
     const costed = await repo.tasksCostedByInputs(trx, teamId, projectId, inputMarks, now);
     const taskIds = new Set([...marks.map((mark) => mark.task_id), ...costed.logged, ...(await tasksWithoutFigures(trx, teamId, projectId))]);
     // Tasks whose only change is what their estimate costs keep their stored actuals (any change to

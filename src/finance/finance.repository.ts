@@ -423,7 +423,7 @@ export async function tasksCostedAt(
      today (day) as (select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId)
      select distinct 'logged' as why, d.task_id from task_member_day_time d
      join changed c on c.team_member_id = d.team_member_id and d.day >= c.starts and d.day < c.ends
-     where d.team_id = :teamId and d.project_id = :projectId and d.total_seconds > 0
+     where d.team_id = :teamId and d.project_id = :projectId and d.day >= cast(:from as date) and d.total_seconds > 0
      union
      select 'assigned', a.task_id from task_assignees a
      join tasks t on t.team_id = a.team_id and t.id = a.task_id and t.project_id = :projectId
@@ -449,13 +449,9 @@ async function tasksCostedForMember(db: Knex, teamId: string, projectId: string,
     `select 'assigned' as why, a.task_id from task_assignees a join tasks t on t.team_id = a.team_id and t.id = a.task_id
      where a.team_id = :teamId and a.team_member_id = :memberId and t.project_id = :projectId
      union all
-     select 'logged', x.task_id from task_member_time x
-     where x.team_id = :teamId and x.team_member_id = :memberId and x.project_id = :projectId
-       and cast(:from as date) <> 'infinity'::date
-       and exists (
-         select 1 from task_member_day_time d
-         where d.team_id = x.team_id and d.task_id = x.task_id and d.team_member_id = x.team_member_id
-           and d.day >= cast(:from as date) and d.total_seconds > 0)`,
+     select distinct 'logged', d.task_id from task_member_day_time d
+     where d.team_id = :teamId and d.project_id = :projectId and d.day >= cast(:from as date)
+       and d.team_member_id = :memberId and d.total_seconds > 0`,
     { teamId, projectId, memberId: mark.team_member_id as string, from: mark.from_day },
   );
   return costedTasks(result.rows);
@@ -488,27 +484,13 @@ export async function tasksCostedByInputs(
 }
 
 /**
- * Empties the stored breakdown parts (members and role groups: each member shows its name, avatar, and
- * its role and rate today) of every task the changed inputs of `marks` show in: the tasks their
- * members take part in. Each task's next breakdown read computes them again (getBreakdown).
+ * Makes every stored breakdown part of the project out of date at once (finance.service's getBreakdown
+ * computes a task's again at its next read): for changes that show in the parts of many tasks (a
+ * member's name, avatar, role or rate today), where rewriting each took 250 ms on the benchmark's
+ * largest project. Parts a refresh stores afterwards carry the new version (upsertTaskLabor).
  */
-export async function clearPartsShowingInputs(db: Knex, teamId: string, projectId: string, marks: readonly InputMark[]): Promise<void> {
-  for (const mark of marks) {
-    const members = mark.team_member_id
-      ? 'select cast(:memberId as uuid) as team_member_id'
-      : `select r.team_member_id from project_member_roles r
-         where r.team_id = :teamId and r.project_id = :projectId and r.job_role_id = :roleId`;
-    await db.raw(
-      `update task_labor set members_json = null, grouped_members_json = null
-       where team_id = :teamId and members_json is not null and task_id in (
-         select a.task_id from task_assignees a join tasks t on t.team_id = a.team_id and t.id = a.task_id
-         where a.team_id = :teamId and t.project_id = :projectId and a.team_member_id in (${members})
-         union
-         select x.task_id from task_member_time x
-         where x.team_id = :teamId and x.project_id = :projectId and x.team_member_id in (${members}))`,
-      { teamId, projectId, memberId: mark.team_member_id, roleId: mark.job_role_id },
-    );
-  }
+export async function bumpPartsVersion(db: Knex, teamId: string, projectId: string): Promise<void> {
+  await db.raw('update project_figures set parts_version = parts_version + 1 where team_id = :teamId and project_id = :projectId', { teamId, projectId });
 }
 
 /** Row shape: a task's summary figures (exact numeric text) and its stored breakdown parts. */
@@ -527,14 +509,22 @@ export type StoredBreakdownRow = {
   /** As stored (labor.ts): read only with the parts below, which are null without a labor row. */
   total_estimated_cost: string;
   total_actual_cost: string;
-  /** Null until the task's figures are first stored, and after a refresh that stored figures only (labor.ts). */
+  /**
+   * Null until the task's figures are first stored, after a refresh that stored figures only (labor.ts),
+   * and when they were computed under another version of the project's parts (bumpPartsVersion).
+   */
   members_json: string | null;
   grouped_members_json: string | null;
   /** The stored labor row's version (its xmin), for storeBreakdownParts; null without a row. */
   labor_version: string | null;
+  /** The project's parts version when read, for storeBreakdownParts. */
+  parts_version: string;
   /** Whether this task's stored figures were current (figures.ts: the project's stamp, and no mark on the task) when read. */
   current: boolean;
 };
+
+/** SQL: whether a stored labor row's (l) breakdown parts are of its project's (pf: project_figures) parts version. */
+const PARTS_CURRENT = 'l.parts_version = coalesce(pf.parts_version, 0)';
 
 /** A non-archived task's breakdown from its stored labor row: one indexed read, whatever its size. */
 export async function storedBreakdown(db: Knex, teamId: string, taskId: string, now: string): Promise<StoredBreakdownRow | undefined> {
@@ -550,10 +540,13 @@ export async function storedBreakdown(db: Knex, teamId: string, taskId: string, 
             trim_scale(t.fixed_cost) as fixed_cost,
             trim_scale(l.total_estimated_cost) as total_estimated_cost,
             trim_scale(l.total_actual_cost) as total_actual_cost,
-            l.members_json, l.grouped_members_json, l.xmin::text as labor_version
+            case when ${PARTS_CURRENT} then l.members_json end as members_json,
+            case when ${PARTS_CURRENT} then l.grouped_members_json end as grouped_members_json,
+            l.xmin::text as labor_version, coalesce(pf.parts_version, 0)::text as parts_version
      from tasks t
      join projects p on p.team_id = t.team_id and p.id = t.project_id
      left join task_labor l on l.team_id = t.team_id and l.task_id = t.id
+     left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id
      where t.team_id = :teamId and t.id = :taskId and t.archived_at is null`,
     { teamId, taskId, ...stampBindings(now) },
   );
@@ -745,8 +738,9 @@ export type TaskLaborRow = {
 };
 
 /**
- * Stores a task's breakdown parts computed at read time into its labor row, if the row is still the
- * version the read found (`version`, its xmin: any refresh since rewrote it) and holds no parts. Parts
+ * Stores a task's breakdown parts computed at read time into its labor row, with the project's parts
+ * version the read found (`partsVersion`), if the row is still the version the read found (`version`,
+ * its xmin: any refresh since rewrote it) and holds no parts of that parts version. Parts
  * computed from inputs newer than the row are harmless: the write that changed them left a mark, so
  * the row is not current until a refresh rewrites it. A row a refresh is rewriting is skipped, not
  * waited for (the refresh stores its own).
@@ -756,24 +750,28 @@ export async function storeBreakdownParts(
   teamId: string,
   taskId: string,
   version: string,
+  partsVersion: string,
   parts: { members_json: string; grouped_members_json: string },
 ): Promise<void> {
   await db.raw(
-    `update task_labor set members_json = :members, grouped_members_json = :groups
+    `update task_labor set members_json = :members, grouped_members_json = :groups, parts_version = :partsVersion
      where team_id = :teamId and task_id = (
        select task_id from task_labor
-       where team_id = :teamId and task_id = :taskId and xmin = cast(:version as xid) and members_json is null
+       where team_id = :teamId and task_id = :taskId and xmin = cast(:version as xid)
+         and (members_json is null or parts_version <> cast(:partsVersion as bigint))
        for update skip locked)`,
-    { teamId, taskId, version, members: parts.members_json, groups: parts.grouped_members_json },
+    { teamId, taskId, version, partsVersion, members: parts.members_json, groups: parts.grouped_members_json },
   );
 }
 
-/** Stores tasks' labor figures and breakdown parts, replacing what was there. */
+/** Stores tasks' labor figures and breakdown parts (of the project's current parts version), replacing what was there. */
 export async function upsertTaskLabor(db: Knex, teamId: string, projectId: string, rows: readonly TaskLaborRow[]): Promise<void> {
-  const BATCH = 2000; // 12 parameters a row, well under PostgreSQL's 65,535
+  const BATCH = 2000; // 13 parameters a row, well under PostgreSQL's 65,535
+  const stamp = await db('project_figures').where({ team_id: teamId, project_id: projectId }).first('parts_version');
+  const partsVersion = stamp?.parts_version ?? 0;
   for (let from = 0; from < rows.length; from += BATCH) {
     await db('task_labor')
-      .insert(rows.slice(from, from + BATCH).map((row) => ({ team_id: teamId, project_id: projectId, ...row })))
+      .insert(rows.slice(from, from + BATCH).map((row) => ({ team_id: teamId, project_id: projectId, parts_version: partsVersion, ...row })))
       .onConflict(['team_id', 'task_id'])
       .merge([
         'estimated_labor_cost',
@@ -785,6 +783,7 @@ export async function upsertTaskLabor(db: Knex, teamId: string, projectId: strin
         'members_json',
         'grouped_members_json',
         'assignees_json',
+        'parts_version',
       ]);
   }
 }
