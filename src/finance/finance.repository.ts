@@ -764,27 +764,39 @@ export async function storeBreakdownParts(
   );
 }
 
-/** Stores tasks' labor figures and breakdown parts (of the project's current parts version), replacing what was there. */
+/** The columns of a TaskLaborRow with their SQL types, as stored. */
+const LABOR_COLUMNS: readonly [keyof TaskLaborRow, string][] = [
+  ['task_id', 'uuid'],
+  ['estimated_labor_cost', 'numeric'],
+  ['logged_hours', 'numeric'],
+  ['actual_labor_cost', 'numeric'],
+  ['total_estimated_cost', 'numeric'],
+  ['total_actual_cost', 'numeric'],
+  ['variance', 'numeric'],
+  ['members_json', 'text'],
+  ['grouped_members_json', 'text'],
+  ['assignees_json', 'text'],
+];
+
+const UPSERT_LABOR_SQL = `insert into task_labor (team_id, project_id, parts_version, ${LABOR_COLUMNS.map(([column]) => column).join(', ')})
+     select :teamId, :projectId,
+            (select coalesce(max(f.parts_version), 0) from project_figures f where f.team_id = :teamId and f.project_id = :projectId),
+            ${LABOR_COLUMNS.map(([column]) => `r.${column}`).join(', ')}
+     from json_to_recordset(cast(:rows as json)) as r (${LABOR_COLUMNS.map(([column, type]) => `${column} ${type}`).join(', ')})
+     on conflict (team_id, task_id) do update set parts_version = excluded.parts_version,
+       ${LABOR_COLUMNS.filter(([column]) => column !== 'task_id')
+         .map(([column]) => `${column} = excluded.${column}`)
+         .join(', ')}`;
+
+/**
+ * Stores tasks' labor figures and breakdown parts (of the project's current parts version), replacing
+ * what was there: the rows go as one JSON parameter per batch (thousands of rows are one value to send
+ * and parse, not thirteen bound parameters each).
+ */
 export async function upsertTaskLabor(db: Knex, teamId: string, projectId: string, rows: readonly TaskLaborRow[]): Promise<void> {
-  const BATCH = 2000; // 13 parameters a row, well under PostgreSQL's 65,535
-  const stamp = await db('project_figures').where({ team_id: teamId, project_id: projectId }).first('parts_version');
-  const partsVersion = stamp?.parts_version ?? 0;
+  const BATCH = 2000;
   for (let from = 0; from < rows.length; from += BATCH) {
-    await db('task_labor')
-      .insert(rows.slice(from, from + BATCH).map((row) => ({ team_id: teamId, project_id: projectId, parts_version: partsVersion, ...row })))
-      .onConflict(['team_id', 'task_id'])
-      .merge([
-        'estimated_labor_cost',
-        'logged_hours',
-        'actual_labor_cost',
-        'total_estimated_cost',
-        'total_actual_cost',
-        'variance',
-        'members_json',
-        'grouped_members_json',
-        'assignees_json',
-        'parts_version',
-      ]);
+    await prepared(db.raw(UPSERT_LABOR_SQL, { teamId, projectId, rows: JSON.stringify(rows.slice(from, from + BATCH)) }), 'finance_upsert_labor');
   }
 }
 
