@@ -11,7 +11,9 @@ import * as repo from './finance.repository';
  * Writes never recompute anything. Every write to a project takes its lock through one helper
  * (projects.repository's lockProject, or lockTeamProjects for a member's name or avatar), which
  * records what the write may change: some tasks (a row per write and task in stale_tasks, told apart
- * by a sequence number), or every task (projects.reset_revision). Writes that change the tree or the
+ * by a sequence number), an input that is not a task (a role's rates or a member, from a day on: a row
+ * in stale_inputs, worked out into tasks by the refresh that reads it), or every task
+ * (projects.reset_revision). Writes that change the tree or the
  * project also bump the project's revision; writes to some tasks' own figures (time logs, fixed costs)
  * only mark them, so no row is updated by every write.
  *
