@@ -201,15 +201,6 @@ export function totalsWithEstimateOf(
   });
 }
 
-/**
- * Rules 4 and 5 (section 3b) over some members of a task: their logged hours and actual cost, summed
- * (what they add to the task's totals, computeTaskFinance's member figures summed).
- */
-export function loggedFiguresOf(members: readonly MemberInput[], currency: string): Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'> {
-  const lines = members.flatMap((member) => costLinesOf(member.costLines, currency));
-  return { loggedHours: sum(lines.map((line) => line.loggedHours)), actualLaborCost: sum(lines.map((line) => line.actualCost)) };
-}
-
 function totalsOf(estimatedHours: Decimal, fixedCost: Decimal, members: readonly MemberFigures[]): TaskTotals {
   return taskTotals({
     estimatedHours,

@@ -142,19 +142,16 @@ export async function participantsInScope(
   scope: Scope,
   now: string,
   range: DayRange = {},
-  memberIds?: readonly string[],
 ): Promise<ParticipantRow[]> {
   const cte = scopeCte(teamId, scope);
-  // Only some members' participation and lines (a rate-change preview's members of the changed roles).
-  const ofMembers = (alias: string) => (memberIds ? ` and ${alias}.team_member_id = any(string_to_array(:memberIds, ',')::uuid[])` : '');
   const statement = db.raw(
     `with recursive ${cte.sql},
      assigned (task_id, team_member_id) as (
-       select a.task_id, a.team_member_id from task_assignees a join scope s on a.team_id = :teamId and a.task_id = s.id${ofMembers('a')}
+       select a.task_id, a.team_member_id from task_assignees a join scope s on a.team_id = :teamId and a.task_id = s.id
      ),
      logged (task_id, team_member_id) as (
        select x.task_id, x.team_member_id from task_member_time x join scope s on x.team_id = :teamId and x.task_id = s.id
-       where x.total_seconds > 0${ofMembers('x')}
+       where x.total_seconds > 0
      ),
      participant (task_id, team_member_id, is_assignee, has_logged_time) as (
        select coalesce(a.task_id, l.task_id), coalesce(a.team_member_id, l.team_member_id), a.task_id is not null, l.task_id is not null
@@ -181,7 +178,7 @@ export async function participantsInScope(
        join scope s on d.team_id = :teamId and d.task_id = s.id
        left join role_period role on role.team_member_id = d.team_member_id and d.day >= role.starts and d.day < role.ends
        left join rate_period rate on rate.job_role_id = role.job_role_id and d.day >= rate.starts and d.day < rate.ends
-       where d.total_seconds > 0${ofMembers('d')}
+       where d.total_seconds > 0
          and (cast(:from as date) is null or d.day >= cast(:from as date))
          and (cast(:to as date) is null or d.day <= cast(:to as date))
        group by d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0))
@@ -201,12 +198,9 @@ export async function participantsInScope(
      union all
      select 2, l.task_id, l.team_member_id, null, null, null, null, jr.name, l.hourly_rate::text, l.seconds, l.first_day::text, l.last_day::text
      from line l left join job_roles jr on jr.team_id = :teamId and jr.id = l.job_role_id`,
-    { ...cte.bindings, now, from: range.from ?? null, to: range.to ?? null, ...(memberIds ? { memberIds: memberIds.join(',') } : {}) } as Record<
-      string,
-      string | null
-    >,
+    { ...cte.bindings, now, from: range.from ?? null, to: range.to ?? null } as Record<string, string | null>,
   );
-  const result = await named(statement, scope, memberIds ? 'finance_participant_parts_of_members' : 'finance_participant_parts');
+  const result = await named(statement, scope, 'finance_participant_parts');
   return assembleParticipants(result.rows);
 }
 
@@ -402,33 +396,6 @@ function costedTasks(rows: readonly { why: 'logged' | 'assigned'; task_id: strin
 }
 
 /**
- * SQL, CTEs: the periods from :from on in which a member of :projectId holds one of the roles :roles
- * (comma-separated ids), as `changed (team_member_id, starts, ends)`: whom a change of those roles'
- * rates from :from on costs differently.
- */
-const CHANGED_ROLE_PERIODS = `role_period (team_member_id, job_role_id, starts, ends) as (
-       select team_member_id, job_role_id, effective_from,
-              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
-       from project_member_roles where team_id = :teamId and project_id = :projectId
-     ),
-     changed (team_member_id, starts, ends) as (
-       select team_member_id, greatest(starts, cast(:from as date)), ends from role_period
-       where job_role_id = any(string_to_array(:roles, ',')::uuid[]) and ends > cast(:from as date)
-     )`;
-
-/** The members of a project who hold one of `roles` on some day from `from` on (CHANGED_ROLE_PERIODS). */
-export async function membersCostedAt(db: Knex, teamId: string, projectId: string, roles: readonly string[], from: string): Promise<string[]> {
-  if (roles.length === 0) return [];
-  const result = await db.raw(`with ${CHANGED_ROLE_PERIODS} select distinct team_member_id from changed`, {
-    teamId,
-    projectId,
-    roles: roles.join(','),
-    from,
-  });
-  return (result.rows as { team_member_id: string }[]).map((row) => row.team_member_id);
-}
-
-/**
  * The tasks of a project whose own figures a change of the rates of `roles` from `from` on can change
  * (CONTRACT section 3b): those with time logged on or after that day by someone whose role on the day
  * is one of them, and, when the change takes effect by today, those whose assignees' role today is
@@ -444,7 +411,15 @@ export async function tasksCostedAt(
 ): Promise<CostedTasks> {
   if (roles.length === 0) return { logged: [], assigned: [] };
   const result = await db.raw(
-    `with ${CHANGED_ROLE_PERIODS},
+    `with role_period (team_member_id, job_role_id, starts, ends) as (
+       select team_member_id, job_role_id, effective_from,
+              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
+       from project_member_roles where team_id = :teamId and project_id = :projectId
+     ),
+     changed (team_member_id, starts, ends) as (
+       select team_member_id, greatest(starts, cast(:from as date)), ends from role_period
+       where job_role_id = any(string_to_array(:roles, ',')::uuid[]) and ends > cast(:from as date)
+     ),
      today (day) as (select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId)
      select distinct 'logged' as why, d.task_id from task_member_day_time d
      join changed c on c.team_member_id = d.team_member_id and d.day >= c.starts and d.day < c.ends

@@ -3,7 +3,7 @@ import { groupBy } from '../group-by';
 import { toJson } from '../json';
 import { nowIso } from '../clock';
 import { nextTurn } from '../turns';
-import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance, loggedFiguresOf, totalsWithEstimateOf, variance } from './calculator';
+import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance, totalsWithEstimateOf, variance } from './calculator';
 import { Decimal, toDecimal } from './money';
 import { presentAssignees, presentGroups, presentMembers } from './present';
 import * as repo from './finance.repository';
@@ -120,12 +120,11 @@ async function* participantBatches<T extends { id: string }>(
   tasks: readonly T[],
   now: string,
   range: repo.DayRange,
-  memberIds?: readonly string[],
 ) {
   const read = (from: number) => {
     const batch = tasks.slice(from, from + READ_BATCH);
     const scope: repo.Scope = { kind: 'tasks', projectId, taskIds: batch.map((task) => task.id) };
-    const rows = repo.participantsInScope(db, teamId, scope, now, range, memberIds);
+    const rows = repo.participantsInScope(db, teamId, scope, now, range);
     // Handled here too: a caller that stops at an earlier batch's error never awaits this one.
     rows.catch(() => undefined);
     return { batch, rows };
@@ -174,34 +173,6 @@ export async function computeOwnFigures(
     return { tasks, assigneesByTask, finances };
   };
   return (db as Knex.Transaction).isTransaction ? compute(db) : db.transaction(compute, { isolationLevel: 'repeatable read' });
-}
-
-/**
- * The logged hours and actual cost that some members (`memberIds`) add to each of the given tasks
- * (calculator's loggedFiguresOf), reading those members' participation and logged days only: what a
- * rate-card preview compares before and after for the members of the changed roles.
- */
-export async function loggedFiguresOfMembers(
-  db: Knex,
-  teamId: string,
-  project: { id: string; currency: string },
-  taskIds: readonly string[],
-  memberIds: readonly string[],
-  now: string,
-): Promise<Map<string, ReturnType<typeof loggedFiguresOf>>> {
-  const figures = new Map<string, ReturnType<typeof loggedFiguresOf>>();
-  const tasks = taskIds.map((id) => ({ id }));
-  if (memberIds.length === 0) {
-    for (const task of tasks) figures.set(task.id, loggedFiguresOf([], project.currency));
-    return figures;
-  }
-  for await (const { batch, membersOf } of participantBatches(db, teamId, project.id, tasks, now, {}, memberIds)) {
-    for (let from = 0; from < batch.length; from += SLICE * 4) {
-      await nextTurn();
-      for (const task of batch.slice(from, from + SLICE * 4)) figures.set(task.id, loggedFiguresOf(membersOf(task.id), project.currency));
-    }
-  }
-  return figures;
 }
 
 /**

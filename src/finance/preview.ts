@@ -6,9 +6,9 @@ import { turns } from '../turns';
 import type { ProjectRow } from '../projects/projects.repository';
 import { applyRateCard, getProject } from '../projects/projects.service';
 import type { RateCardBody } from '../projects/projects.schemas';
-import { TaskFinance, TaskTotals, addTotals, rollUp, totalsWithEstimateOf } from './calculator';
+import { TaskFinance, TaskTotals, addTotals, rollUp } from './calculator';
 import { bringCurrent } from './figures';
-import { computeOwnFigures, loggedFiguresOfMembers, memberInputsByTask } from './labor';
+import { computeOwnFigures } from './labor';
 import { presentTotals } from './present';
 import { Decimal, ZERO, toDecimal } from './money';
 import * as repo from './finance.repository';
@@ -20,18 +20,12 @@ import * as repo from './finance.repository';
  * the project go on (a concurrent rate-card change waits for the preview's rows, as long as it runs).
  *
  * 1. Inside a savepoint, the change is written by the same code as the PUT (applyRateCard); the roles
- *    whose rate on some day from the change's first day on differs are found, the tasks those rates
- *    cost (finance.repository's tasksCostedAt) and the members who hold one of those roles on some day
- *    from then on (membersCostedAt); with the new rates, the calculator computes what those members'
- *    logged days add to each of those tasks (loggedFiguresOf) and what each task's estimate costs.
+ *    whose rate on some day from the change's first day on differs are found; the tasks those rates
+ *    cost (finance.repository's tasksCostedAt) are computed by the calculator: their figures after.
  *    The savepoint is rolled back.
  * 2. The same tasks' figures without the change: as stored (what their breakdowns answer) when the
- *    stored figures are current in the snapshot, else computed by the calculator; and what the same
- *    members' logged days add to them at the old rates. Every other member's logged days are costed
- *    the same (the same days at the same rates), so a task's figures after are its figures before,
- *    minus those members' part at the old rates, plus their part at the new ones, with its estimate
- *    costed again (calculator's totalsWithEstimateOf): the same rules as the real change, reading only
- *    the changed roles' holders' days. Every other task's figures are unchanged by construction.
+ *    stored figures are current in the snapshot, else computed by the calculator. Every other task's
+ *    figures are unchanged by construction (its lines and rates are the same days at the same rates).
  * 3. The project's totals before are the unfiltered list's (the stored roll-ups, brought current
  *    first; computed from every task if they are not current in the snapshot); after = before + the
  *    changed tasks' differences (only tasks under no archived ancestor count, as in the list).
@@ -140,52 +134,24 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
     db,
     async (trx) => {
       const project = await getProject(trx, actor.teamId, projectId);
-      // 1. The change, in a savepoint: the tasks it can change, the members it costs differently, and
-      // with its rates what those members add to each task and what each task's estimate costs.
+      // 1. The change, in a savepoint: the figures after it of the tasks it can change.
       const changed = await rolledBack(trx, async (savepoint) => {
         const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
         const costed = await repo.tasksCostedAt(savepoint, actor.teamId, projectId, roles, effectiveFrom, now);
-        const costedIds = [...new Set([...costed.logged, ...costed.assigned])];
-        const tasks = costedIds.length > 0 ? await repo.tasksInScope(savepoint, actor.teamId, { kind: 'tasks', projectId, taskIds: costedIds }) : [];
-        const taskIds = tasks.map((task) => task.id);
-        const members = await repo.membersCostedAt(savepoint, actor.teamId, projectId, roles, effectiveFrom);
-        const { assignees } = await repo.estimateInputs(savepoint, actor.teamId, projectId, taskIds, now);
-        const logged = await loggedFiguresOfMembers(savepoint, actor.teamId, project, taskIds, members, now);
-        return { effectiveFrom, tasks, taskIds, members, assignees: memberInputsByTask(assignees), logged };
+        const taskIds = [...new Set([...costed.logged, ...costed.assigned])];
+        return { effectiveFrom, taskIds, after: await ownFigures(savepoint, actor.teamId, project, now, taskIds) };
       });
-      // 2. The same tasks without it: their stored figures when current in this snapshot, else computed;
-      // and what the same members add to each without it.
+      // 2. The same tasks without it: their stored figures when current in this snapshot, else computed.
       const before = await figuresBefore(trx, actor.teamId, project, now, changed.taskIds);
-      const loggedBefore = await loggedFiguresOfMembers(trx, actor.teamId, project, changed.taskIds, changed.members, now);
-      // After: every other member's logged figures are the same days at the same rates (so the task's
-      // minus these members' before plus their after), the estimate costed again from the assignees.
-      const after = new Map<string, TaskTotals>();
-      const pace = turns();
-      for (const task of changed.tasks) {
-        if (pace.due()) await pace.take();
-        const was = before.finances.get(task.id)?.totals as TaskTotals;
-        const old = loggedBefore.get(task.id) as Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>;
-        const fresh = changed.logged.get(task.id) as Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>;
-        after.set(
-          task.id,
-          totalsWithEstimateOf(
-            { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members: changed.assignees.get(task.id) ?? [] },
-            {
-              loggedHours: was.loggedHours.minus(old.loggedHours).plus(fresh.loggedHours),
-              actualLaborCost: was.actualLaborCost.minus(old.actualLaborCost).plus(fresh.actualLaborCost),
-            },
-            project.currency,
-          ),
-        );
-      }
       const listed = await listedTaskIds(trx, actor.teamId, projectId);
       const totalsBefore = await projectTotals(trx, actor.teamId, project, now);
       const delta = Object.fromEntries(FIGURES.map((figure) => [figure, ZERO])) as Record<(typeof FIGURES)[number], Decimal>;
       const tasks = [];
-      for (const task of changed.tasks) {
+      const pace = turns();
+      for (const task of changed.after.tasks) {
         if (pace.due()) await pace.take();
         const was = before.finances.get(task.id)?.totals as TaskTotals;
-        const is = after.get(task.id) as TaskTotals;
+        const is = changed.after.finances.get(task.id)?.totals as TaskTotals;
         if (listed.has(task.id)) for (const figure of FIGURES) delta[figure] = delta[figure].plus(is[figure]).minus(was[figure]);
         if (COSTS.every((figure) => was[figure].equals(is[figure]))) continue;
         tasks.push({ id: task.id, name: task.name, before: presentCosts(was), after: presentCosts(is) });
