@@ -237,6 +237,7 @@ export async function refreshStaleProjects(db: Knex): Promise<number> {
 
 /** Recomputes every task of one project, whatever its stamp says (for stored rows changed by hand). */
 export async function refreshProjectLabor(db: Knex, teamId: string, projectId: string): Promise<void> {
-  await db('project_figures').where({ team_id: teamId, project_id: projectId }).delete();
+  // The stamp is kept (with its parts version) and made out of date: every task is recomputed.
+  await db('project_figures').where({ team_id: teamId, project_id: projectId }).update({ calculator_version: -1 });
   await bringCurrent(db, teamId, projectId, nowIso());
 }

@@ -125,6 +125,15 @@ async function recordInvalidation(db: Knex, teamId: string, projectId: string | 
 }
 
 /**
+ * Records a change to a member's role in a project from day `from` on, found once written (a member
+ * new to the project takes its role from the beginning, so time it logged before joining is costed
+ * anew). In the write's transaction, under the project's lock (lockProject's 'member').
+ */
+export async function recordMemberChange(db: Knex, teamId: string, projectId: string, memberId: string, from: string): Promise<void> {
+  await recordInvalidation(db, teamId, projectId, { kind: 'member', memberId, from });
+}
+
+/**
  * Records a rate-card write's change (lockProject's 'rates'), once the card is written: the roles whose
  * rate on some day from `from` on is not what it was. In the write's transaction, under its lock.
  */

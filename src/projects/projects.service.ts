@@ -211,6 +211,8 @@ export async function setProjectMember(db: Knex, actor: Actor, projectId: string
     }
     const today = todayIn(project.time_zone);
     const added = await repo.setProjectMemberRole(trx, teamId, projectId, memberId, jobRoleId, body.effective_from ?? today, actor.tokenName);
+    // New to the project: its role counts from the beginning, also for time it logged before joining.
+    if (added) await repo.recordMemberChange(trx, teamId, projectId, memberId, repo.BEGINNING);
     const [entry] = await repo.listProjectMembers(trx, teamId, projectId, today, memberId);
     return { added, member: { project_id: projectId, ...entry } };
   });

@@ -60,6 +60,14 @@ const cases: [string, () => Promise<unknown>][] = [
   ['DELETE a time log', () => h.api.delete(`/api/time-logs/${ids.log}`).expect(200)],
   ['PUT the rate card', () => setRateCard(h.api, projectId, [{ job_role_id: ids.dev as string, hourly_rate: 120 }, { job_role_id: ids.design as string, hourly_rate: 60 }])],
   ['PUT a project member role', () => addToProject(h.api, projectId, ids.cid as string, ids.design as string)],
+  ['PUT a project member who logged time before joining the project', async () => {
+    // Time can be logged by any member of the team; joining gives the member a role from the beginning.
+    const dee = await createMember(h.api, { name: 'Dee' });
+    ids.dee = dee.id;
+    await logTime(h.api, ids.child as string, dee.id, { seconds: 2700, logged_at: '2026-01-15T10:00:00Z' });
+    await expectProjectMatchesOracle(h, projectId);
+    await addToProject(h.api, projectId, dee.id, ids.dev as string);
+  }],
   ['PATCH a team member name', () => h.api.patch(`/api/team-members/${ids.ann}`, { name: 'Zoe' }).expect(200)],
   ['PATCH a team member avatar', () => h.api.patch(`/api/team-members/${ids.cid}`, { avatar_url: 'https://example.test/cid.png' }).expect(200)],
   ['PATCH the project currency', () => h.api.patch(`/api/projects/${projectId}`, { currency: 'EUR' }).expect(200)],
