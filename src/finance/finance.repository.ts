@@ -445,13 +445,20 @@ export type InputMark = { seq: string; team_member_id: string | null; job_role_i
  * assignment or log committed since it is seen (and carries its own mark besides).
  */
 async function tasksCostedForMember(db: Knex, teamId: string, projectId: string, mark: InputMark): Promise<CostedTasks> {
+  // From the beginning (a member removed, or new to the project): every task it logged time on, from
+  // the running totals' index by member; from a later day: the per-day totals' range from that day.
+  const everyDay = mark.from_day === '-infinity' || mark.from_day <= '1970-01-01';
+  const logged = everyDay
+    ? `select 'logged', x.task_id from task_member_time x
+       where x.team_id = :teamId and x.team_member_id = :memberId and x.project_id = :projectId and x.total_seconds > 0`
+    : `select distinct 'logged', d.task_id from task_member_day_time d
+       where d.team_id = :teamId and d.project_id = :projectId and d.day >= cast(:from as date)
+         and d.team_member_id = :memberId and d.total_seconds > 0`;
   const result = await db.raw(
     `select 'assigned' as why, a.task_id from task_assignees a join tasks t on t.team_id = a.team_id and t.id = a.task_id
      where a.team_id = :teamId and a.team_member_id = :memberId and t.project_id = :projectId
      union all
-     select distinct 'logged', d.task_id from task_member_day_time d
-     where d.team_id = :teamId and d.project_id = :projectId and d.day >= cast(:from as date)
-       and d.team_member_id = :memberId and d.total_seconds > 0`,
+     ${logged}`,
     { teamId, projectId, memberId: mark.team_member_id as string, from: mark.from_day },
   );
   return costedTasks(result.rows);
