@@ -8,6 +8,12 @@ type DriverError = Error & { code?: string };
 
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'ENOTFOUND', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08001', '08003', '08006', '53300']);
 
+/**
+ * node-postgres's errors for a connection that went away under a statement or was handed out dead by
+ * the pool (they carry no code): the database is unavailable, as with a refused connection.
+ */
+const CONNECTION_LOST = /^(Connection terminated( unexpectedly| due to connection timeout)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
+
 /** Turns anything thrown into the contract's error envelope; only AppError messages reach clients. */
 function toAppError(err: unknown): AppError {
   if (err instanceof AppError) return err;
@@ -34,7 +40,7 @@ function toAppError(err: unknown): AppError {
     if (e.status === 415) return new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON');
     return new AppError(400, 'MALFORMED_JSON', 'The request body could not be read (is its Content-Encoding right?)');
   }
-  if (e?.name === 'KnexTimeoutError' || (e?.code && UNAVAILABLE_CODES.has(e.code))) {
+  if (e?.name === 'KnexTimeoutError' || (e?.code && UNAVAILABLE_CODES.has(e.code)) || CONNECTION_LOST.test(e?.message ?? '')) {
     return new AppError(503, 'SERVICE_UNAVAILABLE', 'The database is unavailable; try again shortly');
   }
   if (e?.code === '57014' || /Query read timeout$/.test(e?.message ?? '')) {
