@@ -128,6 +128,32 @@ type ParticipantPart = {
 };
 
 /**
+ * SQL, CTEs over :projectId: `project_today (day)`, today in its time zone at the service clock's
+ * instant :now; `role_period` and `rate_period`, each dated role and rate entry as the days it is in
+ * force (from its day until the next entry's; a member's first role from 1970-01-01). The one place
+ * that says which role and rate hold on a day.
+ */
+const DATED_PERIODS = `project_today (day) as (
+       select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId
+     ),
+     role_period (team_member_id, job_role_id, starts, ends) as (
+       select team_member_id, job_role_id, effective_from,
+              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
+       from project_member_roles where team_id = :teamId and project_id = :projectId
+     ),
+     rate_period (job_role_id, hourly_rate, starts, ends) as (
+       select job_role_id, hourly_rate, effective_from,
+              coalesce(lead(effective_from) over (partition by job_role_id order by effective_from), 'infinity'::date)
+       from project_rate_cards where team_id = :teamId and project_id = :projectId
+     )`;
+
+/** SQL joins (over DATED_PERIODS): the role today of the member `member` (`jr`, its name) and that role's rate today (`rate`). */
+const ROLE_AND_RATE_TODAY = (member: string) => `cross join project_today pt
+     left join role_period role on role.team_member_id = ${member} and pt.day >= role.starts and pt.day < role.ends
+     left join job_roles jr on jr.team_id = :teamId and jr.id = role.job_role_id
+     left join rate_period rate on rate.job_role_id = role.job_role_id and pt.day >= rate.starts and pt.day < rate.ends`;
+
+/**
  * The people taking part in the tasks in scope (CONTRACT section 3 rule 1), with their role and its
  * rate today (the service clock's instant :now in the project's time zone), and their cost lines
  * (section 3b rule 4): their logged seconds in the range, from the per-day running totals, grouped by
@@ -157,20 +183,7 @@ export async function participantsInScope(
        select coalesce(a.task_id, l.task_id), coalesce(a.team_member_id, l.team_member_id), a.task_id is not null, l.task_id is not null
        from assigned a full join logged l on l.task_id = a.task_id and l.team_member_id = a.team_member_id
      ),
-     project_today (day) as (
-       select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId
-     ),
-     -- Each dated entry is in force from its day until the next entry's (a member's first role from 1970-01-01).
-     role_period (team_member_id, job_role_id, starts, ends) as (
-       select team_member_id, job_role_id, effective_from,
-              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
-       from project_member_roles where team_id = :teamId and project_id = :projectId
-     ),
-     rate_period (job_role_id, hourly_rate, starts, ends) as (
-       select job_role_id, hourly_rate, effective_from,
-              coalesce(lead(effective_from) over (partition by job_role_id order by effective_from), 'infinity'::date)
-       from project_rate_cards where team_id = :teamId and project_id = :projectId
-     ),
+     ${DATED_PERIODS},
      line as (
        select d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0)) as hourly_rate,
               sum(d.total_seconds) as seconds, min(d.day) as first_day, max(d.day) as last_day
@@ -190,10 +203,7 @@ export async function participantsInScope(
      union all
      select 1, null, m.id, null, null, m.name, m.avatar_url, jr.name, rate.hourly_rate::text, null, null, null
      from team_members m
-     cross join project_today pt
-     left join role_period role on role.team_member_id = m.id and pt.day >= role.starts and pt.day < role.ends
-     left join job_roles jr on jr.team_id = :teamId and jr.id = role.job_role_id
-     left join rate_period rate on rate.job_role_id = role.job_role_id and pt.day >= rate.starts and pt.day < rate.ends
+     ${ROLE_AND_RATE_TODAY('m.id')}
      where m.team_id = :teamId and m.id in (select team_member_id from participant)
      union all
      select 2, l.task_id, l.team_member_id, null, null, null, null, jr.name, l.hourly_rate::text, l.seconds, l.first_day::text, l.last_day::text
@@ -219,26 +229,11 @@ export async function estimateInputs(
 ): Promise<{ assignees: ParticipantRow[]; actuals: Map<string, { logged_hours: string; actual_labor_cost: string }> }> {
   const bindings = { teamId, projectId, taskIds: taskIds.join(','), now };
   const assignees = await db.raw(
-    `with project_today (day) as (
-       select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId
-     ),
-     role_period (team_member_id, job_role_id, starts, ends) as (
-       select team_member_id, job_role_id, effective_from,
-              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
-       from project_member_roles where team_id = :teamId and project_id = :projectId
-     ),
-     rate_period (job_role_id, hourly_rate, starts, ends) as (
-       select job_role_id, hourly_rate, effective_from,
-              coalesce(lead(effective_from) over (partition by job_role_id order by effective_from), 'infinity'::date)
-       from project_rate_cards where team_id = :teamId and project_id = :projectId
-     )
+    `with ${DATED_PERIODS}
      select a.task_id, m.id as team_member_id, m.name, m.avatar_url, jr.name as job_role, rate.hourly_rate::text as hourly_rate
      from task_assignees a
      join team_members m on m.team_id = a.team_id and m.id = a.team_member_id
-     cross join project_today pt
-     left join role_period role on role.team_member_id = m.id and pt.day >= role.starts and pt.day < role.ends
-     left join job_roles jr on jr.team_id = :teamId and jr.id = role.job_role_id
-     left join rate_period rate on rate.job_role_id = role.job_role_id and pt.day >= rate.starts and pt.day < rate.ends
+     ${ROLE_AND_RATE_TODAY('m.id')}
      where a.team_id = :teamId and a.task_id = any(string_to_array(:taskIds, ',')::uuid[])`,
     bindings,
   );
@@ -411,24 +406,19 @@ export async function tasksCostedAt(
 ): Promise<CostedTasks> {
   if (roles.length === 0) return { logged: [], assigned: [] };
   const result = await db.raw(
-    `with role_period (team_member_id, job_role_id, starts, ends) as (
-       select team_member_id, job_role_id, effective_from,
-              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
-       from project_member_roles where team_id = :teamId and project_id = :projectId
-     ),
+    `with ${DATED_PERIODS},
      changed (team_member_id, starts, ends) as (
        select team_member_id, greatest(starts, cast(:from as date)), ends from role_period
        where job_role_id = any(string_to_array(:roles, ',')::uuid[]) and ends > cast(:from as date)
-     ),
-     today (day) as (select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId)
+     )
      select distinct 'logged' as why, d.task_id from task_member_day_time d
      join changed c on c.team_member_id = d.team_member_id and d.day >= c.starts and d.day < c.ends
      where d.team_id = :teamId and d.project_id = :projectId and d.day >= cast(:from as date) and d.total_seconds > 0
      union
      select 'assigned', a.task_id from task_assignees a
      join tasks t on t.team_id = a.team_id and t.id = a.task_id and t.project_id = :projectId
-     cross join today
-     join changed c on c.team_member_id = a.team_member_id and today.day >= c.starts and today.day < c.ends
+     cross join project_today pt
+     join changed c on c.team_member_id = a.team_member_id and pt.day >= c.starts and pt.day < c.ends
      where a.team_id = :teamId`,
     { teamId, projectId, roles: roles.join(','), from, now },
   );
