@@ -8,6 +8,8 @@ import { loadConfig } from './config';
 import { Db, configuredTarget, createDb, describeTarget, withoutTimeLimits } from './db/knex';
 import { migrateToLatest } from './db/migrate';
 import { StartupError, openDatabase } from './db/open-database';
+import { onPartsLeft } from './finance/figures';
+import { createPartsFiller } from './finance/parts-fill';
 import { createLogger } from './logger';
 import { ensureDefaultTeam } from './teams/teams.service';
 import { printWelcome } from './welcome';
@@ -84,6 +86,10 @@ async function main(): Promise<void> {
     await listen(server, config.port, config.host);
     const access = await bootstrapAccess(db, config.adminToken);
     started = true;
+    // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/parts-fill.ts).
+    const filler = createPartsFiller(db, logger);
+    onPartsLeft(db, filler.schedule);
+    void filler.scheduleOutdated().catch((err: unknown) => logger.warn({ err }, 'could not look for breakdown parts to fill'));
 
     const address = server.address();
     const port = typeof address === 'object' && address ? address.port : config.port;
@@ -91,6 +97,7 @@ async function main(): Promise<void> {
     logger.info({ url: baseUrl }, 'listening');
     printWelcome({ baseUrl, generatedAdminToken: access.generatedAdminToken, adminTokenFromEnv: Boolean(config.adminToken), demo });
     handleSignals(server, async () => {
+      await filler.stop();
       await revocations?.close();
       await database.close();
     }, logger);

@@ -128,11 +128,14 @@ async function projectToday(db: Knex, teamId: string, projectId: string, now: st
   return result.rows[0].today;
 }
 
-/** Brings one project's stored figures current at the instant `now`, in the caller's transaction; serialised per project. */
-async function refreshInTransaction(trx: Knex, teamId: string, projectId: string, now: string): Promise<void> {
+/**
+ * Brings one project's stored figures current at the instant `now`, in the caller's transaction;
+ * serialised per project. Returns whether it left breakdown parts to compute (see onPartsLeft).
+ */
+async function refreshInTransaction(trx: Knex, teamId: string, projectId: string, now: string): Promise<boolean> {
   await trx.raw('select pg_advisory_xact_lock(hashtext(?), hashtext(?))', [teamId, projectId]);
   const project = await findProject(trx, teamId, projectId);
-  if (!project) return;
+  if (!project) return false;
   const today = await projectToday(trx, teamId, projectId, now);
   const stamp: Stamp | undefined = await trx('project_figures')
     .where({ team_id: teamId, project_id: projectId })
@@ -142,9 +145,10 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
   const marks = await readMarks(trx, teamId, projectId);
   const inputMarks = await readInputMarks(trx, teamId, projectId);
   const stampCurrent = stamp && Number(stamp.revision) === revision && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION;
-  if (stampCurrent && marks.length === 0 && inputMarks.length === 0) return;
+  if (stampCurrent && marks.length === 0 && inputMarks.length === 0) return false;
+  let partsLeft: boolean;
   if (await needsFullRefresh(trx, project, stamp, today, teamId)) {
-    await refreshTaskLabor(trx, teamId, project, 'all', now);
+    partsLeft = await refreshTaskLabor(trx, teamId, project, 'all', now);
   } else {
     // Worked out only now, after the marks were read: what the changed inputs touch as they are now.
     if (inputMarks.length > 0) await repo.bumpPartsVersion(trx, teamId, projectId);
@@ -152,7 +156,7 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
     const taskIds = new Set([...marks.map((mark) => mark.task_id), ...costed.logged, ...(await tasksWithoutFigures(trx, teamId, projectId))]);
     // Tasks whose only change is what their estimate costs keep their stored actuals (any change to
     // those left a task mark, or put the task in costed.logged, so it is recomputed in full).
-    await refreshTaskLabor(trx, teamId, project, [...taskIds], now, [...costed.assigned]);
+    partsLeft = (await refreshTaskLabor(trx, teamId, project, [...taskIds], now, [...costed.assigned])) || inputMarks.length > 0;
   }
   await removeMarks(trx, 'stale_tasks', teamId, projectId, marks);
   await removeMarks(trx, 'stale_inputs', teamId, projectId, inputMarks);
@@ -165,6 +169,19 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
       calculator_version: CALCULATOR_VERSION,
       generation: trx.raw('project_figures.generation + 1'),
     });
+  return partsLeft;
+}
+
+/** Per connection pool: who is told when a refresh committed leaving breakdown parts to compute. */
+const partsLeftListeners = new WeakMap<Knex, (teamId: string, projectId: string) => void>();
+
+/**
+ * Tells `listener` of every refresh through `db` that committed and left tasks' breakdown parts to
+ * compute (a project-wide refresh, re-costed estimates, a new parts version): the server's parts
+ * filler (parts-fill.ts) fills them in behind it.
+ */
+export function onPartsLeft(db: Knex, listener: (teamId: string, projectId: string) => void): void {
+  partsLeftListeners.set(db, listener);
 }
 
 /** Refreshes running, per connection pool (an instance; tests run two in one process) and project. */
@@ -190,6 +207,9 @@ function startRefresh(db: Knex, inFlight: Map<string, Promise<void>>, teamId: st
   const key = `${teamId}|${projectId}`;
   const refresh = db
     .transaction((trx) => refreshInTransaction(trx, teamId, projectId, now))
+    .then((partsLeft) => {
+      if (partsLeft) partsLeftListeners.get(db)?.(teamId, projectId);
+    })
     .finally(() => inFlight.delete(key));
   inFlight.set(key, refresh);
   return refresh;

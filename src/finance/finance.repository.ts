@@ -735,30 +735,82 @@ export type TaskLaborRow = {
 };
 
 /**
- * Stores a task's breakdown parts computed at read time into its labor row, with the project's parts
- * version the read found (`partsVersion`), if the row is still the version the read found (`version`,
- * its xmin: any refresh since rewrote it) and holds no parts of that parts version. Parts
- * computed from inputs newer than the row are harmless: the write that changed them left a mark, so
- * the row is not current until a refresh rewrites it. A row a refresh is rewriting is skipped, not
- * waited for (the refresh stores its own).
+ * The next `limit` live tasks of a project, by id after `after`, whose labor rows hold no breakdown
+ * parts of the project's parts version, with the versions storeBreakdownParts needs; none when the
+ * project's stored figures are not current at the instant :now (a refresh will come first).
  */
-export async function storeBreakdownParts(
+export async function tasksWithoutParts(
   db: Knex,
   teamId: string,
-  taskId: string,
-  version: string,
-  partsVersion: string,
-  parts: { members_json: string; grouped_members_json: string },
-): Promise<void> {
-  await db.raw(
-    `update task_labor set members_json = :members, grouped_members_json = :groups, parts_version = :partsVersion
-     where team_id = :teamId and task_id = (
-       select task_id from task_labor
-       where team_id = :teamId and task_id = :taskId and xmin = cast(:version as xid)
-         and (members_json is null or parts_version <> cast(:partsVersion as bigint))
-       for update skip locked)`,
-    { teamId, taskId, version, partsVersion, members: parts.members_json, groups: parts.grouped_members_json },
+  projectId: string,
+  now: string,
+  after: string,
+  limit: number,
+): Promise<{ task_id: string; version: string; parts_version: string }[]> {
+  const result = await db.raw(
+    `select t.id as task_id, l.xmin::text as version, coalesce(pf.parts_version, 0)::text as parts_version
+     from tasks t
+     join projects p on p.team_id = t.team_id and p.id = t.project_id
+     join task_labor l on l.team_id = t.team_id and l.task_id = t.id
+     left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id
+     where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null and t.id > cast(:after as uuid)
+       and (l.members_json is null or not ${PARTS_CURRENT})
+       and ${stampCurrentOf('p', 't.id')}
+     order by t.id
+     limit :limit`,
+    { teamId, projectId, after, limit, ...stampBindings(now) },
   );
+  return result.rows;
+}
+
+/** The projects some of whose live tasks have stored figures without current breakdown parts. */
+export async function projectsWithoutParts(db: Knex): Promise<{ team_id: string; project_id: string }[]> {
+  const result = await db.raw(
+    `select p.team_id, p.id as project_id from projects p
+     left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id
+     where exists (
+       select 1 from task_labor l join tasks t on t.team_id = l.team_id and t.id = l.task_id
+       where l.team_id = p.team_id and l.project_id = p.id and t.archived_at is null
+         and (l.members_json is null or not ${PARTS_CURRENT}))
+     order by p.team_id, p.id`,
+  );
+  return result.rows;
+}
+
+/** A task's breakdown parts to store, with the labor row version and the project's parts version they were computed against. */
+export type PartsToStore = {
+  task_id: string;
+  /** The labor row's xmin when its figures were found current. */
+  version: string;
+  parts_version: string;
+  members_json: string;
+  grouped_members_json: string;
+};
+
+/**
+ * Stores tasks' breakdown parts computed after their figures were stored (at a breakdown read, or by
+ * parts-fill.ts), each with the project's parts version that was found then (`parts_version`), if
+ * its labor row is still the version that was found (`version`, its xmin: any refresh since rewrote it)
+ * and holds no parts of that parts version. Parts computed from inputs newer than the row are harmless:
+ * the write that changed them left a mark, so the row is not current until a refresh rewrites it. A row
+ * a refresh is rewriting is skipped, not waited for (the refresh stores its own). Returns how many were stored.
+ */
+export async function storeBreakdownParts(db: Knex, teamId: string, parts: readonly PartsToStore[]): Promise<number> {
+  if (parts.length === 0) return 0;
+  const result = await db.raw(
+    `update task_labor l
+     set members_json = s.members_json, grouped_members_json = s.grouped_members_json, parts_version = s.parts_version
+     from (
+       select w.task_id, r.members_json, r.grouped_members_json, r.parts_version
+       from json_to_recordset(cast(:parts as json)) as r (task_id uuid, version text, parts_version bigint, members_json text, grouped_members_json text)
+       join task_labor w on w.team_id = :teamId and w.task_id = r.task_id
+       where w.xmin = cast(r.version as xid) and (w.members_json is null or w.parts_version <> r.parts_version)
+       for update of w skip locked
+     ) s
+     where l.team_id = :teamId and l.task_id = s.task_id`,
+    { teamId, parts: JSON.stringify(parts) },
+  );
+  return Number(result.rowCount ?? 0);
 }
 
 /** The columns of a TaskLaborRow with their SQL types, as stored. */

@@ -94,7 +94,7 @@ export async function getBreakdown(
   }
   const computed = await computedBreakdown(db, teamId, taskId, false, now);
   if (row.current && row.labor_version !== null) {
-    await repo.storeBreakdownParts(db, teamId, taskId, row.labor_version, row.parts_version, breakdownParts(computed.finance));
+    await repo.storeBreakdownParts(db, teamId, [{ task_id: row.id, version: row.labor_version, parts_version: row.parts_version, ...breakdownParts(computed.finance) }]);
   }
   // Out of date: the caller may bring the project current behind the answer (finance.router.ts).
   return { financeVersion: computed.financeVersion, body: computed.body, staleProject: row.current ? undefined : row.project_id };

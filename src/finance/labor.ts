@@ -228,7 +228,8 @@ function storedTotals(totals: TaskFinance['totals']) {
  * estimates of the tasks `estimatesOnly` names (each must have stored figures, current but for what its
  * estimate costs; a task also in `taskIds` is recomputed); then the roll-ups of all those tasks and
  * their ancestors. Callers serialise refreshes of a project (figures.ts); the stamp that says the
- * result is current is theirs to write.
+ * result is current is theirs to write. Returns whether it stored some tasks' figures without their
+ * breakdown parts (parts-fill.ts fills them in).
  */
 export async function refreshTaskLabor(
   db: Knex,
@@ -237,10 +238,10 @@ export async function refreshTaskLabor(
   taskIds: readonly string[] | 'all',
   now: string = nowIso(),
   estimatesOnly: readonly string[] = [],
-): Promise<void> {
+): Promise<boolean> {
   const recomputed = taskIds === 'all' ? 'all' : new Set(taskIds);
   const recosted = recomputed === 'all' ? [] : [...new Set(estimatesOnly)].filter((id) => !recomputed.has(id));
-  if (recomputed !== 'all' && recomputed.size === 0 && recosted.length === 0) return;
+  if (recomputed !== 'all' && recomputed.size === 0 && recosted.length === 0) return false;
   const scope: repo.Scope = recomputed === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...recomputed] };
   const tasks = recomputed === 'all' || recomputed.size > 0 ? await repo.tasksInScope(db, teamId, scope) : [];
   const withParts = tasks.length <= refreshSettings.partsEagerly;
@@ -268,4 +269,5 @@ export async function refreshTaskLabor(
   }
   await refreshTaskEstimates(db, teamId, project, recosted, now);
   await repo.refreshRollups(db, teamId, project.id, recomputed === 'all' ? 'all' : [...tasks.map((task) => task.id), ...recosted]);
+  return (!withParts && tasks.length > 0) || recosted.length > 0;
 }
