@@ -18,6 +18,7 @@ import { rateLimit } from './http/rate-limit';
 import { TeamShare, teamShare } from './http/team-share';
 import { gated } from './http/gate';
 import { sendJson } from './http/respond';
+import type { Activity } from './http/activity';
 import { jobRolesRouter } from './job-roles/job-roles.router';
 import type { Logger } from './logger';
 import { openApiRouter } from './openapi/openapi.router';
@@ -55,6 +56,8 @@ export type AppDeps = {
   corsOrigins?: readonly string[];
   /** The built finance screen (dist/web), served at GET /; without one, GET / leads to /docs. */
   webDir?: string;
+  /** Counts the API requests in flight, for background work that waits for quiet moments (server.ts). */
+  activity?: Activity;
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -125,6 +128,7 @@ export function createApp(deps: AppDeps): Express {
   app.use(screenRouter(deps.webDir, servedOverHttps));
 
   const api = express.Router();
+  if (deps.activity) api.use(deps.activity.track);
   if (corsOrigins.length > 0) api.use(corsFor(corsOrigins));
   if (rateLimitPerMinute > 0) api.use(rateLimit(rateLimitPerMinute));
   const tokenCache = deps.tokenCache ?? createTokenCache(tokenCacheSeconds * 1000);

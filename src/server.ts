@@ -10,6 +10,7 @@ import { migrateToLatest } from './db/migrate';
 import { StartupError, openDatabase } from './db/open-database';
 import { onPartsLeft } from './finance/figures';
 import { createPartsFiller } from './finance/parts-fill';
+import { createActivity } from './http/activity';
 import { createLogger } from './logger';
 import { ensureDefaultTeam } from './teams/teams.service';
 import { printWelcome } from './welcome';
@@ -27,6 +28,9 @@ function listen(server: Server, port: number, host: string): Promise<void> {
     });
   });
 }
+
+/** The breakdown parts filler works only after this long without an API request in flight. */
+const QUIET_MS = 200;
 
 /** Migrations run without the service's time limits; the embedded database has one connection only. */
 async function migrate(target: ReturnType<typeof configuredTarget>, db: Db): Promise<string[]> {
@@ -68,7 +72,9 @@ async function main(): Promise<void> {
     const tokenCache = createTokenCache(config.tokenCacheSeconds * 1000);
     const revocations = target.kind === 'postgres' ? listenForRevocations(target.url, tokenCache, logger) : undefined;
     let started = false;
+    const activity = createActivity();
     const app = createApp({
+      activity,
       db,
       logger,
       rateLimitPerMinute: config.rateLimitPerMinute,
@@ -87,7 +93,7 @@ async function main(): Promise<void> {
     const access = await bootstrapAccess(db, config.adminToken);
     started = true;
     // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/parts-fill.ts).
-    const filler = createPartsFiller(db, logger);
+    const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS) });
     onPartsLeft(db, filler.schedule);
     void filler.scheduleOutdated().catch((err: unknown) => logger.warn({ err }, 'could not look for breakdown parts to fill'));
 

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { nowIso } from '../clock';
+import { turns } from '../turns';
 import type { Logger } from '../logger';
 import { findProject } from '../projects/projects.repository';
 import { breakdownParts, computeOwnFigures } from './labor';
@@ -21,8 +22,8 @@ import * as repo from './finance.repository';
 
 const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 
-/** Tasks computed and stored at a time (a batch of the benchmark's largest tasks is a few MB of JSON). */
-const BATCH = 200;
+/** Tasks computed and stored at a time (a batch of the benchmark's largest tasks is about a MB of JSON). */
+const BATCH = 50;
 
 /**
  * Computes and stores the breakdown parts of every task of the project that has none of the current
@@ -47,10 +48,13 @@ export async function fillBreakdownParts(
     if (!last) return stored;
     const scope: repo.Scope = { kind: 'tasks', projectId, taskIds: due.map((task) => task.task_id) };
     const { finances } = await computeOwnFigures(db, teamId, project.currency, scope, now, {}, true);
-    const parts = due.flatMap((task) => {
+    const parts: repo.PartsToStore[] = [];
+    const pace = turns();
+    for (const task of due) {
+      if (pace.due()) await pace.take();
       const finance = finances.get(task.task_id);
-      return finance ? [{ ...task, ...breakdownParts(finance) }] : [];
-    });
+      if (finance) parts.push({ ...task, ...breakdownParts(finance) });
+    }
     stored += await repo.storeBreakdownParts(db, teamId, parts);
     after = last.task_id;
     if (!(await between())) return stored;
@@ -69,21 +73,28 @@ export type PartsFiller = {
 };
 
 /**
- * One filler per instance: projects are filled one at a time, in the order they were asked for, with
- * `pauseMs` between batches so that requests keep the service first.
+ * One filler per instance: projects are filled one at a time, in the order they were asked for. It is
+ * background work: each batch waits until `quiet()` says no request is being answered (checked every
+ * `pollMs`), so that requests keep the service first.
  */
-export function createPartsFiller(db: Knex, logger: Logger, pauseMs = 10): PartsFiller {
+export function createPartsFiller(db: Knex, logger: Logger, options: { quiet?: () => boolean; pollMs?: number } = {}): PartsFiller {
+  const { quiet = () => true, pollMs = 20 } = options;
   const queue = new Map<string, { teamId: string; projectId: string; again: boolean }>();
   let running: Promise<void> | undefined;
   let stopped = false;
-  const pause = () => new Promise<boolean>((resolve) => setTimeout(() => resolve(!stopped), pauseMs));
+  const sleep = () => new Promise<void>((resolve) => setTimeout(resolve, pollMs));
+  const pause = async () => {
+    do await sleep();
+    while (!stopped && !quiet());
+    return !stopped;
+  };
 
   async function work(): Promise<void> {
     for (let next = queue.values().next(); !next.done && !stopped; next = queue.values().next()) {
       const item = next.value;
       item.again = false;
       try {
-        const stored = await fillBreakdownParts(db, item.teamId, item.projectId, pause);
+        const stored = (await pause()) ? await fillBreakdownParts(db, item.teamId, item.projectId, pause) : 0;
         logger.debug({ projectId: item.projectId, stored }, 'breakdown parts filled');
       } catch (err) {
         logger.warn({ err, projectId: item.projectId }, 'filling breakdown parts failed');

@@ -106,7 +106,7 @@ it('stores nothing for what has changed since the last refresh', async () => {
 });
 
 it('fills in behind a refresh by itself once registered, after renames made every part out of date', async () => {
-  const filler = createPartsFiller(h.db, createLogger('silent'), 0);
+  const filler = createPartsFiller(h.db, createLogger('silent'), { pollMs: 1 });
   onPartsLeft(h.db, filler.schedule);
   try {
     await h.api.patch(`/api/team-members/${ids.bob}`).send({ name: 'Robert' }).expect(200);
@@ -120,6 +120,28 @@ it('fills in behind a refresh by itself once registered, after renames made ever
     await filler.idle();
     await expectStoredPartsMatchOracle();
     await expectProjectMatchesOracle(h, projectId);
+  } finally {
+    onPartsLeft(h.db, () => undefined);
+    await filler.stop();
+  }
+});
+
+it('waits while requests are being answered, then fills in', async () => {
+  let quiet = false;
+  const filler = createPartsFiller(h.db, createLogger('silent'), { quiet: () => quiet, pollMs: 1 });
+  onPartsLeft(h.db, filler.schedule);
+  try {
+    await setRateCard(h.api, projectId, [
+      { job_role_id: ids.dev as string, hourly_rate: 150 },
+      { job_role_id: ids.qa as string, hourly_rate: 60 },
+    ]);
+    await readList();
+    // However long it is given: never while not quiet.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    for (const taskId of taskIds) expect((await storedParts(taskId)).members).toBeNull();
+    quiet = true;
+    await filler.idle();
+    await expectStoredPartsMatchOracle();
   } finally {
     onPartsLeft(h.db, () => undefined);
     await filler.stop();

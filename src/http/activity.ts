@@ -1,0 +1,33 @@
+import type { NextFunction, Request, Response } from 'express';
+
+/**
+ * How many API requests are being answered, and since when none has been: background work (the
+ * breakdown parts filler, finance/parts-fill.ts) waits for a quiet moment instead of taking the
+ * service's one thread from them.
+ */
+export type Activity = {
+  track: (req: Request, res: Response, next: NextFunction) => void;
+  /** Whether no API request has been in flight for the last `ms` milliseconds. */
+  quietFor(ms: number): boolean;
+};
+
+export function createActivity(): Activity {
+  let inFlight = 0;
+  let lastEnded = 0;
+  return {
+    track(_req, res, next) {
+      inFlight += 1;
+      let done = false;
+      const end = () => {
+        if (done) return;
+        done = true;
+        inFlight -= 1;
+        lastEnded = performance.now();
+      };
+      res.once('finish', end);
+      res.once('close', end);
+      next();
+    },
+    quietFor: (ms) => inFlight === 0 && performance.now() - lastEnded >= ms,
+  };
+}

@@ -1,0 +1,36 @@
+import { EventEmitter } from 'node:events';
+import type { NextFunction, Request, Response } from 'express';
+import { createActivity } from '../../src/http/activity';
+
+/** A response that can be finished or closed by hand. */
+const response = () => new EventEmitter() as unknown as Response & EventEmitter;
+
+describe('activity (background work waits for quiet moments)', () => {
+  it('is not quiet while a request is in flight, and counts a request once whether it finishes, closes or both', () => {
+    const activity = createActivity();
+    expect(activity.quietFor(0)).toBe(true);
+    const next = jest.fn() as NextFunction;
+    const a = response();
+    const b = response();
+    activity.track({} as Request, a, next);
+    activity.track({} as Request, b, next);
+    expect(next).toHaveBeenCalledTimes(2);
+    expect(activity.quietFor(0)).toBe(false);
+    a.emit('finish');
+    a.emit('close');
+    // b is still in flight: a's two events must not count twice.
+    expect(activity.quietFor(0)).toBe(false);
+    b.emit('close');
+    expect(activity.quietFor(0)).toBe(true);
+  });
+
+  it('is not quiet until the given time has passed since the last request ended', () => {
+    const activity = createActivity();
+    const res = response();
+    activity.track({} as Request, res, jest.fn() as NextFunction);
+    res.emit('finish');
+    // Far longer than this test can take.
+    expect(activity.quietFor(60_000)).toBe(false);
+    expect(activity.quietFor(0)).toBe(true);
+  });
+});
