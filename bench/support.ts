@@ -33,7 +33,7 @@ export function log(line: string) {
 export async function fillAllParts(db: Knex): Promise<void> {
   const started = Date.now();
   let stored = 0;
-  for (const project of await projectsWithoutParts(db)) stored += await fillBreakdownParts(db, project.team_id, project.project_id);
+  for (const project of await projectsWithoutParts(db)) stored += (await fillBreakdownParts(db, project.team_id, project.project_id)).stored;
   log(`breakdown parts filled in for ${stored} tasks (${((Date.now() - started) / 1000).toFixed(1)} s)`);
 }
 

@@ -8,7 +8,7 @@ import { loadConfig } from './config';
 import { Db, configuredTarget, createDb, describeTarget, withoutTimeLimits } from './db/knex';
 import { migrateToLatest } from './db/migrate';
 import { StartupError, openDatabase } from './db/open-database';
-import { onPartsLeft } from './finance/figures';
+import { onRefreshed } from './finance/figures';
 import { createPartsFiller } from './finance/parts-fill';
 import { createActivity } from './http/activity';
 import { createLogger } from './logger';
@@ -94,7 +94,7 @@ async function main(): Promise<void> {
     started = true;
     // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/parts-fill.ts).
     const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS) });
-    onPartsLeft(db, filler.schedule);
+    onRefreshed(db, filler.refreshed);
     void filler.scheduleOutdated().catch((err: unknown) => logger.warn({ err }, 'could not look for breakdown parts to fill'));
 
     const address = server.address();

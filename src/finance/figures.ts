@@ -31,15 +31,22 @@ import * as repo from './finance.repository';
  */
 
 /**
+ * SQL: whether the stamp of project `alias`'s stored figures (a projects row) is of the project's
+ * revision, today in its time zone by the service clock's instant :now, and :calculatorVersion; the
+ * marks aside (stampCurrentOf).
+ */
+export const stampOf = (alias: string) => `exists (
+       select 1 from project_figures cf
+       where cf.team_id = ${alias}.team_id and cf.project_id = ${alias}.id and cf.revision = ${alias}.revision
+         and cf.day = ${todayOf(alias)} and cf.calculator_version = cast(:calculatorVersion as integer))`;
+
+/**
  * SQL: whether the stored figures of project `alias` (a projects row) are current: their stamp is of
  * the project's revision, today in its time zone by the service clock's instant :now, and
  * :calculatorVersion, and no mark is left (of any task, or with `taskId` of that task only: a task's
  * own stored figures depend on nothing else a mark without a revision bump records).
  */
-export const stampCurrentOf = (alias: string, taskId?: string) => `(exists (
-       select 1 from project_figures cf
-       where cf.team_id = ${alias}.team_id and cf.project_id = ${alias}.id and cf.revision = ${alias}.revision
-         and cf.day = ${todayOf(alias)} and cf.calculator_version = cast(:calculatorVersion as integer))
+export const stampCurrentOf = (alias: string, taskId?: string) => `(${stampOf(alias)}
      and not exists (
        select 1 from stale_tasks sm where sm.team_id = ${alias}.team_id and sm.project_id = ${alias}.id${taskId ? ` and sm.task_id = ${taskId}` : ''})${
        taskId
@@ -130,7 +137,7 @@ async function projectToday(db: Knex, teamId: string, projectId: string, now: st
 
 /**
  * Brings one project's stored figures current at the instant `now`, in the caller's transaction;
- * serialised per project. Returns whether it left breakdown parts to compute (see onPartsLeft).
+ * serialised per project. Returns whether it left breakdown parts to compute (see onRefreshed).
  */
 async function refreshInTransaction(trx: Knex, teamId: string, projectId: string, now: string): Promise<boolean> {
   await trx.raw('select pg_advisory_xact_lock(hashtext(?), hashtext(?))', [teamId, projectId]);
@@ -172,16 +179,19 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
   return partsLeft;
 }
 
-/** Per connection pool: who is told when a refresh committed leaving breakdown parts to compute. */
-const partsLeftListeners = new WeakMap<Knex, (teamId: string, projectId: string) => void>();
+/** Told of each refresh that committed, and whether it left tasks' breakdown parts to compute. */
+export type RefreshListener = (teamId: string, projectId: string, partsLeft: boolean) => void;
+
+/** Per connection pool: who is told when a refresh committed. */
+const refreshListeners = new WeakMap<Knex, RefreshListener>();
 
 /**
- * Tells `listener` of every refresh through `db` that committed and left tasks' breakdown parts to
- * compute (a project-wide refresh, re-costed estimates, a new parts version): the server's parts
- * filler (parts-fill.ts) fills them in behind it.
+ * Tells `listener` of every refresh through `db` that committed, and whether it left tasks' breakdown
+ * parts to compute (a project-wide refresh, re-costed estimates, a new parts version): the server's
+ * parts filler (parts-fill.ts) fills them in behind it, or goes on with a fill a write interrupted.
  */
-export function onPartsLeft(db: Knex, listener: (teamId: string, projectId: string) => void): void {
-  partsLeftListeners.set(db, listener);
+export function onRefreshed(db: Knex, listener: RefreshListener): void {
+  refreshListeners.set(db, listener);
 }
 
 /** Refreshes running, per connection pool (an instance; tests run two in one process) and project. */
@@ -207,9 +217,7 @@ function startRefresh(db: Knex, inFlight: Map<string, Promise<void>>, teamId: st
   const key = `${teamId}|${projectId}`;
   const refresh = db
     .transaction((trx) => refreshInTransaction(trx, teamId, projectId, now))
-    .then((partsLeft) => {
-      if (partsLeft) partsLeftListeners.get(db)?.(teamId, projectId);
-    })
+    .then((partsLeft) => refreshListeners.get(db)?.(teamId, projectId, partsLeft))
     .finally(() => inFlight.delete(key));
   inFlight.set(key, refresh);
   return refresh;
@@ -230,11 +238,14 @@ export async function readCurrent<T>(db: Knex, teamId: string, projectId: string
     if (result.current) return result.value;
     await bringCurrent(db, teamId, projectId, now);
   }
-  return db.transaction(async (trx) => {
+  let partsLeft = false;
+  const value = await db.transaction(async (trx) => {
     await trx.raw('select 1 from projects where team_id = ? and id = ? for share', [teamId, projectId]);
-    await refreshInTransaction(trx, teamId, projectId, now);
+    partsLeft = await refreshInTransaction(trx, teamId, projectId, now);
     return (await read(trx, now)).value;
   });
+  refreshListeners.get(db)?.(teamId, projectId, partsLeft);
+  return value;
 }
 
 /**

@@ -4,7 +4,7 @@ import { prepared } from '../db/prepared';
 import { hotQuery } from '../db/hot-query';
 import { todayOf } from '../clock';
 import type { ProjectRow } from '../projects/projects.repository';
-import { FIGURES_CURRENT, stampBindings, stampCurrentOf } from './figures';
+import { FIGURES_CURRENT, stampBindings, stampCurrentOf, stampOf } from './figures';
 
 /*
  * The finance queries. Each takes a scope (one task, a task and its descendants, or a whole project)
@@ -735,9 +735,11 @@ export type TaskLaborRow = {
 };
 
 /**
- * The next `limit` live tasks of a project, by id after `after`, whose labor rows hold no breakdown
- * parts of the project's parts version, with the versions storeBreakdownParts needs; none when the
- * project's stored figures are not current at the instant :now (a refresh will come first).
+ * Whether the project's stamp is current at the instant :now (figures.ts; marks of single tasks aside),
+ * its currency, and the next `limit` live tasks, by id after `after`, that carry no mark and whose labor
+ * rows hold no breakdown parts of the project's parts version, with the versions storeBreakdownParts
+ * needs (none when the figures are not current: a refresh comes first). One statement, one snapshot:
+ * the currency is the one the versions were stored under.
  */
 export async function tasksWithoutParts(
   db: Knex,
@@ -746,21 +748,30 @@ export async function tasksWithoutParts(
   now: string,
   after: string,
   limit: number,
-): Promise<{ task_id: string; version: string; parts_version: string }[]> {
+): Promise<{ current: boolean; currency: string | undefined; tasks: { task_id: string; version: string; parts_version: string }[] }> {
   const result = await db.raw(
-    `select t.id as task_id, l.xmin::text as version, coalesce(pf.parts_version, 0)::text as parts_version
-     from tasks t
-     join projects p on p.team_id = t.team_id and p.id = t.project_id
-     join task_labor l on l.team_id = t.team_id and l.task_id = t.id
-     left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id
-     where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null and t.id > cast(:after as uuid)
-       and (l.members_json is null or not ${PARTS_CURRENT})
-       and ${stampCurrentOf('p', 't.id')}
-     order by t.id
-     limit :limit`,
+    `select p.currency, ${stampOf('p')} as current, d.task_id, d.version, d.parts_version
+     from projects p
+     left join lateral (
+       select t.id as task_id, l.xmin::text as version, coalesce(pf.parts_version, 0)::text as parts_version
+       from tasks t
+       join task_labor l on l.team_id = t.team_id and l.task_id = t.id
+       left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id
+       where t.team_id = p.team_id and t.project_id = p.id and t.archived_at is null and t.id > cast(:after as uuid)
+         and (l.members_json is null or not ${PARTS_CURRENT})
+         and ${stampCurrentOf('p', 't.id')}
+       order by t.id
+       limit :limit
+     ) d on true
+     where p.team_id = :teamId and p.id = :projectId`,
     { teamId, projectId, after, limit, ...stampBindings(now) },
   );
-  return result.rows;
+  const rows: { currency: string; current: boolean; task_id: string | null; version: string; parts_version: string }[] = result.rows;
+  return {
+    current: rows.length > 0 && Boolean(rows[0]?.current),
+    currency: rows[0]?.currency,
+    tasks: rows.flatMap((row) => (row.task_id === null ? [] : [{ task_id: row.task_id, version: row.version, parts_version: row.parts_version }])),
+  };
 }
 
 /** The projects some of whose live tasks have stored figures without current breakdown parts. */

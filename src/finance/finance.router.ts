@@ -53,11 +53,13 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter, 
     ].join('|');
     const version = project.figures_version;
     let body = version === null ? undefined : listCache.get(key, version);
-    // Known out of date (a write since the last refresh): brought current first, rather than read a
-    // whole list only to find that out (the list's own read still checks, figures.ts's readCurrent).
-    if (version === null && query.from === undefined && query.to === undefined) await bringCurrent(db, teamId, project.id, nowIso());
     if (!body) {
-      body = await renders.run(async () => jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query))));
+      body = await renders.run(async () => {
+        // Known out of date (a write since the last refresh): brought current first, rather than read a
+        // whole list only to find that out (the list's own read still checks, figures.ts's readCurrent).
+        if (version === null && query.from === undefined && query.to === undefined) await bringCurrent(db, teamId, project.id, nowIso());
+        return jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query)));
+      });
       // Rendered from figures at least as new as `version`; with none (figures out of date), not kept.
       if (version !== null) listCache.set(key, version, body);
     }

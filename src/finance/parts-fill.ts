@@ -2,7 +2,6 @@ import type { Knex } from 'knex';
 import { nowIso } from '../clock';
 import { turns } from '../turns';
 import type { Logger } from '../logger';
-import { findProject } from '../projects/projects.repository';
 import { breakdownParts, computeOwnFigures } from './labor';
 import * as repo from './finance.repository';
 
@@ -14,10 +13,11 @@ import * as repo from './finance.repository';
  * The filler computes them in the background, a batch at a time with pauses between, so breakdowns
  * read from stored parts again soon after such a change whichever tasks are asked for.
  *
- * It stores nothing a read could not have stored: each batch is taken only while the project's figures
- * are current, computed by the same code as a breakdown read, and stored only into labor rows that no
- * refresh rewrote meanwhile (finance.repository's storeBreakdownParts). It is an optimisation only: a
- * part it did not fill is computed at its task's next read, as before.
+ * It stores nothing a read could not have stored: each batch is taken only while the project's stamp
+ * is current (tasks with a mark left out), computed by the same code as a breakdown read with the
+ * currency read with that stamp, and stored only into labor rows that no refresh rewrote meanwhile
+ * (finance.repository's storeBreakdownParts). A part it did not fill is computed at its task's next
+ * read, as before.
  */
 
 const FIRST_ID = '00000000-0000-0000-0000-000000000000';
@@ -25,45 +25,53 @@ const FIRST_ID = '00000000-0000-0000-0000-000000000000';
 /** Tasks computed and stored at a time (a batch of the benchmark's largest tasks is about a MB of JSON). */
 const BATCH = 50;
 
+/** What a fill did: how many tasks' parts it stored, and whether it went through the whole project. */
+export type FillResult = { stored: number; complete: boolean };
+
 /**
  * Computes and stores the breakdown parts of every task of the project that has none of the current
- * parts version, in batches by task id; stops early when the project's figures are not current (the
- * refresh that follows asks again). `between` runs after each batch and says whether to go on.
- * Returns how many it stored.
+ * parts version, in batches by task id. It stops early, incomplete, when the project's figures are not
+ * current (a write since the last refresh: the filler goes on after the next one) or when `between`,
+ * run after each batch, says so. Each batch is computed with the currency read in the statement that
+ * found the project current and its rows' versions.
  */
 export async function fillBreakdownParts(
   db: Knex,
   teamId: string,
   projectId: string,
   between: () => Promise<boolean> = async () => true,
-): Promise<number> {
-  const project = await findProject(db, teamId, projectId);
-  if (!project) return 0;
+): Promise<FillResult> {
   let after = FIRST_ID;
   let stored = 0;
   for (;;) {
     const now = nowIso();
     const due = await repo.tasksWithoutParts(db, teamId, projectId, now, after, BATCH);
-    const last = due[due.length - 1];
-    if (!last) return stored;
-    const scope: repo.Scope = { kind: 'tasks', projectId, taskIds: due.map((task) => task.task_id) };
-    const { finances } = await computeOwnFigures(db, teamId, project.currency, scope, now, {}, true);
+    if (!due.current || due.currency === undefined) return { stored, complete: false };
+    const last = due.tasks[due.tasks.length - 1];
+    if (!last) return { stored, complete: true };
+    const scope: repo.Scope = { kind: 'tasks', projectId, taskIds: due.tasks.map((task) => task.task_id) };
+    const { finances } = await computeOwnFigures(db, teamId, due.currency, scope, now, {}, true);
     const parts: repo.PartsToStore[] = [];
     const pace = turns();
-    for (const task of due) {
+    for (const task of due.tasks) {
       if (pace.due()) await pace.take();
       const finance = finances.get(task.task_id);
       if (finance) parts.push({ ...task, ...breakdownParts(finance) });
     }
     stored += await repo.storeBreakdownParts(db, teamId, parts);
     after = last.task_id;
-    if (!(await between())) return stored;
+    if (!(await between())) return { stored, complete: false };
   }
 }
 
 export type PartsFiller = {
   /** Fills the project's parts soon (once, however often it is asked meanwhile; again if asked while filling). */
   schedule(teamId: string, projectId: string): void;
+  /**
+   * What the filler is told of each committed refresh (figures.ts's onRefreshed): one that left parts
+   * to compute, or one of a project whose fill a write interrupted or that failed, schedules a fill.
+   */
+  refreshed(teamId: string, projectId: string, partsLeft: boolean): void;
   /** Schedules every project whose stored parts are missing or out of date (at start-up). */
   scheduleOutdated(): Promise<void>;
   /** Resolves when nothing is scheduled or running. */
@@ -80,6 +88,8 @@ export type PartsFiller = {
 export function createPartsFiller(db: Knex, logger: Logger, options: { quiet?: () => boolean; pollMs?: number } = {}): PartsFiller {
   const { quiet = () => true, pollMs = 20 } = options;
   const queue = new Map<string, { teamId: string; projectId: string; again: boolean }>();
+  /** Projects whose last fill stopped before the end: a write came first, or it failed. */
+  const unfinished = new Set<string>();
   let running: Promise<void> | undefined;
   let stopped = false;
   const sleep = () => new Promise<void>((resolve) => setTimeout(resolve, pollMs));
@@ -88,27 +98,32 @@ export function createPartsFiller(db: Knex, logger: Logger, options: { quiet?: (
     while (!stopped && !quiet());
     return !stopped;
   };
+  const keyOf = (teamId: string, projectId: string) => `${teamId}|${projectId}`;
+
+  async function fill(item: { teamId: string; projectId: string }): Promise<boolean> {
+    try {
+      if (!(await pause())) return false;
+      const result = await fillBreakdownParts(db, item.teamId, item.projectId, pause);
+      logger.debug({ projectId: item.projectId, ...result }, 'breakdown parts filled');
+      return result.complete;
+    } catch (err) {
+      logger.warn({ err, projectId: item.projectId }, 'filling breakdown parts failed');
+      return false;
+    }
+  }
 
   async function work(): Promise<void> {
     for (let next = queue.values().next(); !next.done && !stopped; next = queue.values().next()) {
       const item = next.value;
+      const key = keyOf(item.teamId, item.projectId);
       item.again = false;
-      try {
-        const stored = (await pause()) ? await fillBreakdownParts(db, item.teamId, item.projectId, pause) : 0;
-        logger.debug({ projectId: item.projectId, stored }, 'breakdown parts filled');
-      } catch (err) {
-        logger.warn({ err, projectId: item.projectId }, 'filling breakdown parts failed');
-      }
-      if (!item.again) queue.delete(`${item.teamId}|${item.projectId}`);
+      const complete = await fill(item);
+      if (complete) unfinished.delete(key);
+      else unfinished.add(key);
+      queue.delete(key);
+      // Asked for again while it was being filled: at the end of the queue, behind those asked for meanwhile.
+      if (item.again) queue.set(key, item);
     }
-  }
-
-  function schedule(teamId: string, projectId: string) {
-    const key = `${teamId}|${projectId}`;
-    const queued = queue.get(key);
-    if (queued) queued.again = true;
-    else queue.set(key, { teamId, projectId, again: false });
-    start();
   }
 
   function start() {
@@ -120,8 +135,19 @@ export function createPartsFiller(db: Knex, logger: Logger, options: { quiet?: (
     });
   }
 
+  function schedule(teamId: string, projectId: string) {
+    const key = keyOf(teamId, projectId);
+    const queued = queue.get(key);
+    if (queued) queued.again = true;
+    else queue.set(key, { teamId, projectId, again: false });
+    start();
+  }
+
   return {
     schedule,
+    refreshed(teamId, projectId, partsLeft) {
+      if (partsLeft || unfinished.has(keyOf(teamId, projectId))) schedule(teamId, projectId);
+    },
     async scheduleOutdated() {
       for (const { team_id: teamId, project_id: projectId } of await repo.projectsWithoutParts(db)) schedule(teamId, projectId);
     },

@@ -11,9 +11,10 @@ export type Activity = {
   quietFor(ms: number): boolean;
 };
 
-export function createActivity(): Activity {
+/** `clock` gives milliseconds (tests set it). */
+export function createActivity(clock: () => number = () => performance.now()): Activity {
   let inFlight = 0;
-  let lastEnded = 0;
+  let lastEnded = -Infinity;
   return {
     track(_req, res, next) {
       inFlight += 1;
@@ -22,12 +23,12 @@ export function createActivity(): Activity {
         if (done) return;
         done = true;
         inFlight -= 1;
-        lastEnded = performance.now();
+        lastEnded = clock();
       };
       res.once('finish', end);
       res.once('close', end);
       next();
     },
-    quietFor: (ms) => inFlight === 0 && performance.now() - lastEnded >= ms,
+    quietFor: (ms) => inFlight === 0 && clock() - lastEnded >= ms,
   };
 }
