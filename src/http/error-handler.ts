@@ -10,9 +10,11 @@ const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'E
 
 /**
  * node-postgres's errors for a connection that went away under a statement or was handed out dead by
- * the pool (they carry no code): the database is unavailable, as with a refused connection.
+ * the pool (they carry no code): the database is unavailable, as with a refused connection. Through
+ * knex's query builder the message comes after the statement's text and " - ".
  */
-const CONNECTION_LOST = /^(Connection terminated( unexpectedly| due to connection timeout)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
+const CONNECTION_LOST =
+  /(^| - )(Connection terminated( unexpectedly| due to connection timeout)?|Client has encountered a connection error and is not queryable|Client was closed and is not queryable)$/;
 
 /** Turns anything thrown into the contract's error envelope; only AppError messages reach clients. */
 function toAppError(err: unknown): AppError {
