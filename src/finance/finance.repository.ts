@@ -523,6 +523,9 @@ export type StoredBreakdownRow = {
 /** SQL: whether a stored labor row's (l) breakdown parts are of its project's (pf: project_figures) parts version. */
 const PARTS_CURRENT = 'l.parts_version = coalesce(pf.parts_version, 0)';
 
+/** SQL: whether a stored labor row (l) holds no breakdown parts of its project's (pf) parts version: what the filler computes. */
+const PARTS_MISSING = `(l.members_json is null or not ${PARTS_CURRENT})`;
+
 /** A non-archived task's breakdown from its stored labor row: one indexed read, whatever its size. */
 export async function storedBreakdown(db: Knex, teamId: string, taskId: string, now: string): Promise<StoredBreakdownRow | undefined> {
   // The hottest read of all: straight on a pooled connection (db/hot-query.ts).
@@ -758,7 +761,7 @@ export async function tasksWithoutParts(
        join task_labor l on l.team_id = t.team_id and l.task_id = t.id
        left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id
        where t.team_id = p.team_id and t.project_id = p.id and t.archived_at is null and t.id > cast(:after as uuid)
-         and (l.members_json is null or not ${PARTS_CURRENT})
+         and ${PARTS_MISSING}
          and ${stampCurrentOf('p', 't.id')}
        order by t.id
        limit :limit
@@ -768,7 +771,7 @@ export async function tasksWithoutParts(
   );
   const rows: { currency: string; current: boolean; task_id: string | null; version: string; parts_version: string }[] = result.rows;
   return {
-    current: rows.length > 0 && Boolean(rows[0]?.current),
+    current: Boolean(rows[0]?.current),
     currency: rows[0]?.currency,
     tasks: rows.flatMap((row) => (row.task_id === null ? [] : [{ task_id: row.task_id, version: row.version, parts_version: row.parts_version }])),
   };
@@ -782,7 +785,7 @@ export async function projectsWithoutParts(db: Knex): Promise<{ team_id: string;
      where exists (
        select 1 from task_labor l join tasks t on t.team_id = l.team_id and t.id = l.task_id
        where l.team_id = p.team_id and l.project_id = p.id and t.archived_at is null
-         and (l.members_json is null or not ${PARTS_CURRENT}))
+         and ${PARTS_MISSING})
      order by p.team_id, p.id`,
   );
   return result.rows;

@@ -65,8 +65,6 @@ export async function fillBreakdownParts(
 }
 
 export type PartsFiller = {
-  /** Fills the project's parts soon (once, however often it is asked meanwhile; again if asked while filling). */
-  schedule(teamId: string, projectId: string): void;
   /**
    * What the filler is told of each committed refresh (figures.ts's onRefreshed): one that left parts
    * to compute, or one of a project whose fill a write interrupted or that failed, schedules a fill.
@@ -135,6 +133,7 @@ export function createPartsFiller(db: Knex, logger: Logger, options: { quiet?: (
     });
   }
 
+  /** Fills the project's parts soon (once, however often it is asked meanwhile; again if asked while filling). */
   function schedule(teamId: string, projectId: string) {
     const key = keyOf(teamId, projectId);
     const queued = queue.get(key);
@@ -144,7 +143,6 @@ export function createPartsFiller(db: Knex, logger: Logger, options: { quiet?: (
   }
 
   return {
-    schedule,
     refreshed(teamId, projectId, partsLeft) {
       if (partsLeft || unfinished.has(keyOf(teamId, projectId))) schedule(teamId, projectId);
     },

@@ -18,15 +18,11 @@ export function createActivity(clock: () => number = () => performance.now()): A
   return {
     track(_req, res, next) {
       inFlight += 1;
-      let done = false;
-      const end = () => {
-        if (done) return;
-        done = true;
+      // 'close' follows a complete response as well as a client that left (as in http/team-share.ts).
+      res.once('close', () => {
         inFlight -= 1;
         lastEnded = clock();
-      };
-      res.once('finish', end);
-      res.once('close', end);
+      });
       next();
     },
     quietFor: (ms) => inFlight === 0 && clock() - lastEnded >= ms,

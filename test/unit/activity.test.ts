@@ -6,7 +6,7 @@ import { createActivity } from '../../src/http/activity';
 const response = () => new EventEmitter() as unknown as Response & EventEmitter;
 
 describe('activity (background work waits for quiet moments)', () => {
-  it('is not quiet while a request is in flight, and counts a request once whether it finishes, closes or both', () => {
+  it('is not quiet while a request is in flight, and counts a request once, at its close (which follows its finish)', () => {
     const activity = createActivity();
     expect(activity.quietFor(0)).toBe(true);
     const next = jest.fn() as NextFunction;
@@ -18,7 +18,7 @@ describe('activity (background work waits for quiet moments)', () => {
     expect(activity.quietFor(0)).toBe(false);
     a.emit('finish');
     a.emit('close');
-    // b is still in flight: a's two events must not count twice.
+    // b is still in flight: a's finish and close must not count twice.
     expect(activity.quietFor(0)).toBe(false);
     b.emit('close');
     expect(activity.quietFor(0)).toBe(true);
@@ -32,6 +32,7 @@ describe('activity (background work waits for quiet moments)', () => {
     activity.track({} as Request, res, jest.fn() as NextFunction);
     now += 500;
     res.emit('finish');
+    res.emit('close');
     now += 199;
     expect(activity.quietFor(200)).toBe(false);
     now += 1;
