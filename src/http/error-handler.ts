@@ -57,12 +57,24 @@ function toAppError(err: unknown): AppError {
   return new AppError(500, 'INTERNAL_ERROR', 'An unexpected error occurred');
 }
 
+/** Whether the request's connection closed before its response was complete. */
+function clientLeft(req: Request, res: Response): boolean {
+  return !res.writableFinished && (res.destroyed || req.socket.destroyed);
+}
+
 export function errorHandler(logger: Logger) {
   // Express recognises an error handler by its four parameters.
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     const appError = toAppError(err);
     // The path only: a query string may carry secrets (`?api_key=...`), and logs keep none.
-    if (appError.status >= 500) logger.error({ err, method: req.method, path: req.originalUrl.split('?')[0] }, 'request failed');
+    const where = { method: req.method, path: req.originalUrl.split('?')[0] };
+    if (clientLeft(req, res) && (err as DriverError)?.code === '57014') {
+      // Not a failure: the client closed its connection first, so its statements were cancelled
+      // (src/db/request-queries.ts) and nobody is waiting for an answer.
+      logger.info(where, 'client went away; its statements were cancelled');
+    } else if (appError.status >= 500) {
+      logger.error({ err, ...where }, 'request failed');
+    }
     if (res.headersSent) return;
     // Every 503 is temporary (an outage, a time limit, a collision): say when to try again.
     if (appError.status === 503) res.setHeader('Retry-After', '1');
