@@ -59,7 +59,16 @@ function toAppError(err: unknown): AppError {
 
 /** Whether the request's connection closed before its response was complete. */
 function clientLeft(req: Request, res: Response): boolean {
-  return !res.writableFinished && (res.destroyed || req.socket.destroyed);
+  return !res.writableFinished && (res.destroyed || req.socket?.destroyed === true);
+}
+
+/**
+ * Whether a statement was cancelled by pg_cancel_backend, as src/db/request-queries.ts does when the
+ * client goes away (57014 "due to user request"; a statement timeout is 57014 "due to statement timeout").
+ */
+function cancelledForClientGone(err: unknown): boolean {
+  const e = err as DriverError;
+  return e?.code === '57014' && /due to user request$/.test(e.message ?? '');
 }
 
 export function errorHandler(logger: Logger) {
@@ -68,7 +77,7 @@ export function errorHandler(logger: Logger) {
     const appError = toAppError(err);
     // The path only: a query string may carry secrets (`?api_key=...`), and logs keep none.
     const where = { method: req.method, path: req.originalUrl.split('?')[0] };
-    if (clientLeft(req, res) && (err as DriverError)?.code === '57014') {
+    if (cancelledForClientGone(err) && clientLeft(req, res)) {
       // Not a failure: the client closed its connection first, so its statements were cancelled
       // (src/db/request-queries.ts) and nobody is waiting for an answer.
       logger.info(where, 'client went away; its statements were cancelled');

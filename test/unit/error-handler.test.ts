@@ -62,14 +62,17 @@ function appFailingAfterClientLeft(err: Error) {
 async function requestAndLeave(app: express.Express, levels: unknown[]): Promise<void> {
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  const req = http.get({ host: '127.0.0.1', port, path: '/' });
-  req.on('error', () => undefined);
-  // Leaves as soon as the request is sent, before any answer.
-  req.on('socket', (socket) => socket.on('connect', () => setImmediate(() => req.destroy())));
-  // Polls without a fixed expectation of speed; the test's own timeout turns a hang into a failure.
-  while (levels.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
-  await new Promise((resolve) => server.close(resolve));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const req = http.get({ host: '127.0.0.1', port, path: '/' });
+    req.on('error', () => undefined);
+    // Leaves as soon as the request is sent, before any answer.
+    req.on('socket', (socket) => socket.on('connect', () => setImmediate(() => req.destroy())));
+    // Polls without a fixed expectation of speed; the test's own timeout turns a hang into a failure.
+    while (levels.length === 0) await new Promise((resolve) => setTimeout(resolve, 10));
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
 }
 
 it('logs a statement cancelled because its client went away as information, not as a failed request', async () => {
@@ -79,8 +82,11 @@ it('logs a statement cancelled because its client went away as information, not 
   expect(levels).toEqual([{ level: 30, msg: 'client went away; its statements were cancelled' }]);
 });
 
-it('still logs any other failure after the client went away as an error', async () => {
-  const { app, levels } = appFailingAfterClientLeft(new Error('boom'));
+it.each([
+  ['an unexpected error', new Error('boom')],
+  ['a statement timeout', Object.assign(new Error('canceling statement due to statement timeout'), { code: '57014' })],
+])('still logs %s after the client went away as an error', async (_what, err) => {
+  const { app, levels } = appFailingAfterClientLeft(err);
   await requestAndLeave(app, levels);
   expect(levels).toEqual([{ level: 50, msg: 'request failed' }]);
 });
