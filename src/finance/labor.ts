@@ -178,8 +178,9 @@ export async function computeOwnFigures(
 /**
  * Re-costs the estimates of the given tasks (only what their estimates cost has changed since their
  * figures were stored: see calculator's totalsWithEstimateOf) and stores their figures and assignees;
- * their breakdown parts are left empty, for their next breakdown read. A few rows per task, where a
- * full recomputation reads every participant's logged days.
+ * their breakdown parts are marked out of date, for the parts filler or their next breakdown read
+ * (finance.repository's updateTaskFigures). A few rows per task, where a full recomputation reads
+ * every participant's logged days.
  */
 async function refreshTaskEstimates(
   db: Knex,
@@ -192,7 +193,7 @@ async function refreshTaskEstimates(
   const tasks = await repo.tasksInScope(db, teamId, { kind: 'tasks', projectId: project.id, taskIds });
   const { assignees, actuals } = await repo.estimateInputs(db, teamId, project.id, taskIds, now);
   const membersOf = lazyMembers(assignees);
-  const rows: repo.TaskLaborRow[] = [];
+  const rows: repo.TaskFiguresRow[] = [];
   for (let from = 0; from < tasks.length; from += SLICE * 4) {
     await nextTurn();
     for (const task of tasks.slice(from, from + SLICE * 4)) {
@@ -204,10 +205,10 @@ async function refreshTaskEstimates(
         { loggedHours: toDecimal(actual.logged_hours), actualLaborCost: toDecimal(actual.actual_labor_cost) },
         project.currency,
       );
-      rows.push({ task_id: task.id, ...storedTotals(totals), ...NO_PARTS, assignees_json: toJson(presentAssignees(members)) });
+      rows.push({ task_id: task.id, ...storedTotals(totals), assignees_json: toJson(presentAssignees(members)) });
     }
   }
-  await repo.upsertTaskLabor(db, teamId, project.id, rows);
+  await repo.updateTaskFigures(db, teamId, project.id, rows);
 }
 
 /** A task's totals as task_labor stores them (exact text). */

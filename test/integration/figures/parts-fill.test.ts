@@ -56,11 +56,16 @@ afterAll(async () => {
   await h.close();
 });
 
+/** A task's stored breakdown parts when they are of its project's parts version (what a breakdown serves), else nulls. */
 const storedParts = async (taskId: string) => {
-  const row = await h.db('task_labor').where({ team_id: h.teamId, task_id: taskId }).first('members_json', 'grouped_members_json');
+  const row = await h
+    .db('task_labor as l')
+    .leftJoin('project_figures as pf', (on) => on.on('pf.team_id', 'l.team_id').andOn('pf.project_id', 'l.project_id'))
+    .where({ 'l.team_id': h.teamId, 'l.task_id': taskId })
+    .first('l.members_json', 'l.grouped_members_json', h.db.raw('l.parts_version = coalesce(pf.parts_version, 0) as current'));
   return {
-    members: row.members_json === null ? null : JSON.parse(row.members_json),
-    grouped_members: row.grouped_members_json === null ? null : JSON.parse(row.grouped_members_json),
+    members: row.members_json === null || !row.current ? null : JSON.parse(row.members_json),
+    grouped_members: row.grouped_members_json === null || !row.current ? null : JSON.parse(row.grouped_members_json),
   };
 };
 
