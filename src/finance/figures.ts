@@ -115,9 +115,10 @@ async function removeMarks(db: Knex, table: 'stale_tasks' | 'stale_inputs', team
 }
 
 /**
- * The live tasks that have no stored figures yet (new tasks, whose write bumped the revision; or rows
- * removed by hand). Looked up among the project's stored rows: against the whole team's, the planner
- * hashed every row of the team for a large project (50,000 on the benchmark, 60-146 ms a refresh).
+ * The live tasks that have no stored figures yet (new tasks, whose write bumped the revision; rows
+ * removed by hand are found after the next such write, or at once by refreshProjectLabor). Looked up
+ * among the project's stored rows: against the whole team's, the planner hashed every row of the team
+ * for a large project (50,000 on the benchmark, 60-146 ms a refresh).
  */
 async function tasksWithoutFigures(db: Knex, teamId: string, projectId: string): Promise<string[]> {
   const result = await db.raw(
@@ -166,8 +167,10 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
     const costed = await repo.tasksCostedByInputs(trx, teamId, projectId, inputMarks, now);
     // A task gets no stored figures only from a write that bumps the revision (its creation), so with
     // the stamp of the project's revision (only time logs and fixed costs since) none can be missing.
-    const revisionStamped = stamp !== undefined && Number(stamp.revision) === revision;
-    const withoutFigures = revisionStamped ? [] : await tasksWithoutFigures(trx, teamId, projectId);
+    // Not with input marks: they too come from revision-bumping writes, which may have committed after
+    // the revision was read, beside a new task that tasksCostedByInputs (read after them) already sees.
+    const onlyOwnFigures = stamp !== undefined && Number(stamp.revision) === revision && inputMarks.length === 0;
+    const withoutFigures = onlyOwnFigures ? [] : await tasksWithoutFigures(trx, teamId, projectId);
     const taskIds = new Set([...marks.map((mark) => mark.task_id), ...costed.logged, ...withoutFigures]);
     // Tasks whose only change is what their estimate costs keep their stored actuals (any change to
     // those left a task mark, or put the task in costed.logged, so it is recomputed in full).

@@ -887,7 +887,11 @@ export async function upsertTaskLabor(db: Knex, teamId: string, projectId: strin
  */
 export async function updateTaskFigures(db: Knex, teamId: string, projectId: string, rows: readonly TaskFiguresRow[]): Promise<void> {
   for (let from = 0; from < rows.length; from += WRITE_BATCH) {
-    await prepared(db.raw(UPDATE_FIGURES_SQL, { teamId, projectId, rows: JSON.stringify(rows.slice(from, from + WRITE_BATCH)) }), 'finance_update_figures');
+    const batch = rows.slice(from, from + WRITE_BATCH);
+    const result = await prepared(db.raw(UPDATE_FIGURES_SQL, { teamId, projectId, rows: JSON.stringify(batch) }), 'finance_update_figures');
+    // Never silently short: every task given has a stored row of this project (the caller read its actuals).
+    const updated = Number(result.rowCount ?? batch.length);
+    if (updated !== batch.length) throw new Error(`Stored figures of ${updated} of ${batch.length} tasks: the others have no stored row in project ${projectId}`);
   }
 }
 
