@@ -134,23 +134,23 @@ describeInBrowser('the finance screen in Chromium', () => {
       await page.getByLabel('API token').fill(token);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.getByTestId('role').filter({ hasText: 'admin' }).waitFor();
-      await page.getByLabel('Project').selectOption(project.id);
+      await page.getByLabel('Project', { exact: true }).selectOption(project.id);
     });
 
     await step('all tasks', async () => expectRowsToMatch(await list()));
 
     await step('billable filter', async () => {
-      await page.getByLabel('Billable').selectOption('non-billable');
+      await page.getByLabel('Billable', { exact: true }).selectOption('non-billable');
       const nonBillable = await list('billable_filter=non-billable');
       expect(nonBillable.tasks.length).toBeGreaterThan(0);
       const billable = (await list()).tasks.find((t) => t.billable) as ListTask;
       await page.locator(`tr[data-row-id="${billable.id}"]`).waitFor({ state: 'detached' });
       await expectRowsToMatch(nonBillable);
-      await page.getByLabel('Billable').selectOption('all');
+      await page.getByLabel('Billable', { exact: true }).selectOption('all');
     });
 
     await step('group by status', async () => {
-      await page.getByLabel('Group by').selectOption('status');
+      await page.getByLabel('Group by', { exact: true }).selectOption('status');
       const grouped = await list('group_by=status');
       const groups = grouped.groups ?? [];
       expect(groups.length).toBeGreaterThan(1);
@@ -165,7 +165,7 @@ describeInBrowser('the finance screen in Chromium', () => {
       await page.locator(`tr[data-row-id="${firstTask}"]`).waitFor({ state: 'detached' });
       await page.getByRole('button', { name: `Expand group ${first.group_name}` }).click();
       await page.locator(`tr[data-row-id="${firstTask}"]`).waitFor();
-      await page.getByLabel('Group by').selectOption('');
+      await page.getByLabel('Group by', { exact: true }).selectOption('');
       await page.locator('tr.group-row').first().waitFor({ state: 'detached' });
     });
 
