@@ -41,3 +41,20 @@ export async function expectBreakdownMatchesOracle(h: Harness, taskId: string, p
   const res = await api.get(`/api/project-finance/task/${taskId}/breakdown`).expect(200);
   expect(res.body.body).toEqual(oracleBreakdown(inputs, taskId, false));
 }
+
+/**
+ * A task's stored breakdown parts (JSON text) when they are of its project's parts version, what a
+ * breakdown may serve; nulls when they are missing or out of date.
+ */
+export async function currentStoredParts(h: Harness, taskId: string): Promise<{ members_json: string | null; grouped_members_json: string | null }> {
+  const row = await h
+    .db('task_labor as l')
+    .leftJoin('project_figures as pf', (on) => on.on('pf.team_id', 'l.team_id').andOn('pf.project_id', 'l.project_id'))
+    .where({ 'l.team_id': h.teamId, 'l.task_id': taskId })
+    .first('l.members_json', 'l.grouped_members_json', h.db.raw('l.parts_version = coalesce(pf.parts_version, 0) as current'));
+  const current = Boolean(row.current);
+  return {
+    members_json: current ? (row.members_json as string | null) : null,
+    grouped_members_json: current ? (row.grouped_members_json as string | null) : null,
+  };
+}

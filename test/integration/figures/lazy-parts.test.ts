@@ -1,7 +1,7 @@
 import { refreshSettings } from '../../../src/finance/labor';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
-import { expectBreakdownMatchesOracle, expectProjectMatchesOracle } from './check';
+import { currentStoredParts, expectBreakdownMatchesOracle, expectProjectMatchesOracle } from './check';
 
 /*
  * A refresh of more tasks than refreshSettings.partsEagerly (a project-wide change on a large project)
@@ -36,19 +36,7 @@ afterAll(async () => {
   await h.close();
 });
 
-/** A task's stored breakdown parts when they are of its project's parts version (what a breakdown serves), else nulls. */
-const parts = async (taskId: string) => {
-  const row = await h
-    .db('task_labor as l')
-    .leftJoin('project_figures as pf', (on) => on.on('pf.team_id', 'l.team_id').andOn('pf.project_id', 'l.project_id'))
-    .where({ 'l.team_id': h.teamId, 'l.task_id': taskId })
-    .first('l.members_json', 'l.grouped_members_json', h.db.raw('l.parts_version = coalesce(pf.parts_version, 0) as current'));
-  const current = Boolean(row.current);
-  return {
-    members_json: current ? (row.members_json as string | null) : null,
-    grouped_members_json: current ? (row.grouped_members_json as string | null) : null,
-  };
-};
+const parts = (taskId: string) => currentStoredParts(h, taskId);
 
 it('stores figures only on a project-wide refresh, then each breakdown stores its parts at its first read', async () => {
   await setRateCard(h.api, projectId, [{ job_role_id: ids.dev as string, hourly_rate: 120 }]);

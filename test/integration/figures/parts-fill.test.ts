@@ -6,7 +6,7 @@ import { createLogger } from '../../../src/logger';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { oracleBreakdown, readInputs } from '../../support/oracle';
-import { expectProjectMatchesOracle } from './check';
+import { currentStoredParts, expectProjectMatchesOracle } from './check';
 
 /*
  * The filler (src/finance/parts-fill.ts) computes the breakdown parts that a project-wide refresh left
@@ -58,14 +58,10 @@ afterAll(async () => {
 
 /** A task's stored breakdown parts when they are of its project's parts version (what a breakdown serves), else nulls. */
 const storedParts = async (taskId: string) => {
-  const row = await h
-    .db('task_labor as l')
-    .leftJoin('project_figures as pf', (on) => on.on('pf.team_id', 'l.team_id').andOn('pf.project_id', 'l.project_id'))
-    .where({ 'l.team_id': h.teamId, 'l.task_id': taskId })
-    .first('l.members_json', 'l.grouped_members_json', h.db.raw('l.parts_version = coalesce(pf.parts_version, 0) as current'));
+  const row = await currentStoredParts(h, taskId);
   return {
-    members: row.members_json === null || !row.current ? null : JSON.parse(row.members_json),
-    grouped_members: row.grouped_members_json === null || !row.current ? null : JSON.parse(row.grouped_members_json),
+    members: row.members_json === null ? null : JSON.parse(row.members_json),
+    grouped_members: row.grouped_members_json === null ? null : JSON.parse(row.grouped_members_json),
   };
 };
 
