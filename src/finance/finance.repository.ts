@@ -890,7 +890,7 @@ export async function updateTaskFigures(db: Knex, teamId: string, projectId: str
     const batch = rows.slice(from, from + WRITE_BATCH);
     const result = await prepared(db.raw(UPDATE_FIGURES_SQL, { teamId, projectId, rows: JSON.stringify(batch) }), 'finance_update_figures');
     // Never silently short: every task given has a stored row of this project (the caller read its actuals).
-    const updated = Number(result.rowCount ?? batch.length);
+    const updated = Number(result.rowCount ?? 0);
     if (updated !== batch.length) throw new Error(`Stored figures of ${updated} of ${batch.length} tasks: the others have no stored row in project ${projectId}`);
   }
 }
