@@ -9,8 +9,9 @@ import { commandOption, log, machine, postgresTarget, prepare, rssOf, startServi
  * npm run bench:isolation -- [--size small|full] [--connections 10] [--duration 10]
  *                            [--only exports,writes,previews,timelogs,flood]
  *
- * Isolation and bounded work (PostgreSQL): each scenario runs while a prober asks /healthz over and
- * over, so every figure sits beside the worst /healthz answer of the same moment.
+ * Isolation and bounded work (PostgreSQL): each scenario runs while a prober (a process of its own)
+ * asks /healthz over and over, so every figure sits beside the worst /healthz answer of the same
+ * moment, and beside the service's own worst event-loop delay meanwhile (from its /metrics).
  *  1. Concurrent exports of the large project: 12 XLSX, then 20 CSV, with the service's RSS sampled
  *     (first, on a service that has done nothing else yet).
  *  2. Project-wide writes on the large project (rate-card change, member rename, member role change),
@@ -55,23 +56,46 @@ async function ok<T = unknown>(token: string, method: string, route: string, bod
   return json.body as T;
 }
 
-/** Asks /healthz back to back until stopped; the worst and p99 answer times while it ran. */
+/**
+ * Asks /healthz back to back from a separate Node.js process (an independent client, as for the
+ * flood: this process is itself busy reading the exports' and lists' answers, which would delay its
+ * own probes) until stopped; the worst and p99 answer times while it ran, and the service's own
+ * event-loop delay over the same time (its /metrics, whose loop-delay histogram each scrape resets).
+ */
 function probeHealthz() {
-  const times: number[] = [];
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      const started = performance.now();
-      // A reused keep-alive socket the server closed meanwhile fails once; the time still counts.
-      await fetch(`${BASE}/healthz`).then((res) => res.arrayBuffer(), () => undefined);
-      times.push(performance.now() - started);
-    }
-  })();
+  const script = `
+    const times = [];
+    let running = true;
+    process.stdin.on('data', () => (running = false));
+    (async () => {
+      while (running) {
+        const started = performance.now();
+        // A reused keep-alive socket the server closed meanwhile fails once; the time still counts.
+        await fetch(process.env.PROBE_URL).then((res) => res.arrayBuffer(), () => undefined);
+        times.push(performance.now() - started);
+      }
+      process.stdout.write(JSON.stringify(times));
+      process.exit(0);
+    })();`;
+  const scrape = () => fetch(`${BASE}/metrics`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } }).then((res) => res.text());
+  const started = scrape();
+  const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, PROBE_URL: `${BASE}/healthz` }, stdio: ['pipe', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise((resolve) => child.once('exit', resolve));
   return async () => {
-    running = false;
-    await loop;
-    return summary(times);
+    await started;
+    child.stdin.end('stop');
+    await exited;
+    const loop = loopDelayMax(await scrape());
+    return { ...summary(JSON.parse(out) as number[]), loop };
   };
+}
+
+/** The service's worst event-loop delay (ms) since the previous scrape of /metrics. */
+function loopDelayMax(metrics: string): number {
+  const line = metrics.split('\n').find((l) => l.startsWith('nodejs_eventloop_lag_max_seconds'));
+  return line ? Number(line.split(' ')[1]) * 1000 : NaN;
 }
 
 function summary(times: number[]) {
@@ -159,8 +183,8 @@ async function main() {
       report('');
       report(`### Concurrent exports of the ${size.largeProjectTasks}-task project`);
       report('');
-      report('| Exports | all done after | answers | bytes each | worst /healthz | service RSS peak meanwhile |');
-      report('|---|---:|---|---:|---:|---:|');
+      report('| Exports | all done after | answers | bytes each | worst /healthz | worst event-loop delay | service RSS peak meanwhile |');
+      report('|---|---:|---|---:|---:|---:|---:|');
       for (const [format, count] of [['xlsx', 12], ['csv', 20]] as const) {
         let peak = 0;
         const exportSampler = setInterval(() => {
@@ -181,7 +205,7 @@ async function main() {
         const worst = await stop();
         clearInterval(exportSampler);
         const statuses = [...new Set(results.map((r) => r.status))].join('/');
-        report(`| ${count} × ${format.toUpperCase()} | ${ms(took)} | ${statuses} | ${results[0]?.bytes ?? 0} | ${ms(worst.max)} | ${peak.toFixed(0)} MB |`);
+        report(`| ${count} × ${format.toUpperCase()} | ${ms(took)} | ${statuses} | ${results[0]?.bytes ?? 0} | ${ms(worst.max)} | ${ms(worst.loop)} | ${peak.toFixed(0)} MB |`);
       }
       notePeak();
     }
@@ -192,8 +216,8 @@ async function main() {
       await ok(BENCH_TOKEN, 'GET', listRoute);
       report(`### Project-wide writes on the ${size.largeProjectTasks}-task project (each followed by its list)`);
       report('');
-      report('| Write | write | list after it | worst /healthz meanwhile |');
-      report('|---|---:|---:|---:|');
+      report('| Write | write | list after it | worst /healthz meanwhile | worst event-loop delay |');
+      report('|---|---:|---:|---:|---:|');
       const card = await ok<{ roles: { job_role_id: string; hourly_rate: number }[] }>(BENCH_TOKEN, 'GET', `/api/projects/${large}/rate-card`);
       const roles = card.roles;
       const members = await ok<{ team_member_id: string; job_role_id: string | null }[]>(BENCH_TOKEN, 'GET', `/api/projects/${large}/members`);
@@ -212,7 +236,7 @@ async function main() {
         await ok(BENCH_TOKEN, 'GET', listRoute);
         const t2 = performance.now();
         const healthz = await stop();
-        report(`| ${name} | ${ms(t1 - t0)} | ${ms(t2 - t1)} | ${ms(healthz.max)} |`);
+        report(`| ${name} | ${ms(t1 - t0)} | ${ms(t2 - t1)} | ${ms(healthz.max)} | ${ms(healthz.loop)} |`);
       }
       notePeak();
     }
@@ -222,8 +246,8 @@ async function main() {
       report('');
       report(`### Rate-card previews and a ranged list on the ${size.largeProjectTasks}-task project`);
       report('');
-      report('| Request | answer | tasks changed | worst /healthz meanwhile |');
-      report('|---|---:|---:|---:|');
+      report('| Request | answer | tasks changed | worst /healthz meanwhile | worst event-loop delay |');
+      report('|---|---:|---:|---:|---:|');
       const now = await ok<{ roles: { job_role_id: string; hourly_rate: number }[] }>(BENCH_TOKEN, 'GET', `/api/projects/${large}/rate-card`);
       const raised = (all: boolean) => ({
         effective_from: '2025-06-01',
@@ -240,7 +264,7 @@ async function main() {
         const answer = await request();
         const took = performance.now() - t0;
         const healthz = await stop();
-        report(`| ${name} | ${ms(took)} | ${answer.tasks?.length ?? '-'} | ${ms(healthz.max)} |`);
+        report(`| ${name} | ${ms(took)} | ${answer.tasks?.length ?? '-'} | ${ms(healthz.max)} | ${ms(healthz.loop)} |`);
       }
       notePeak();
     }
@@ -311,7 +335,7 @@ async function main() {
       report(`| idle | ${ms(idle.p50)} | ${ms(idle.p99)} | ${ms(idle.max)} | ${idle.fivexx} |`);
       report(`| during B's flood | ${ms(during.p50)} | ${ms(during.p99)} | ${ms(during.max)} | ${during.fivexx} |`);
       report('');
-      report(`B's 600 POSTs took ${ms(floodMs)}: ${counts}. Worst /healthz meanwhile: ${ms(healthzFlood.max)}.`);
+      report(`B's 600 POSTs took ${ms(floodMs)}: ${counts}. Worst /healthz meanwhile: ${ms(healthzFlood.max)}; worst event-loop delay ${ms(healthzFlood.loop)}.`);
       notePeak();
     }
   } finally {
