@@ -49,10 +49,13 @@ const LINE_FIGURES: { key: 'hourly_rate' | 'logged_hours' | 'actual_cost'; heade
 const LINE_DAYS = ['First day', 'Last day'] as const;
 const lineTexts = (line: ExportCostLine) => [line.task_name, line.task_id, line.member_name, line.team_member_id, line.job_role];
 
-/** The text columns of every row, in order (parents' names looked up once for the whole tree). */
-function textColumns(tree: ExportTree): (string | number)[][] {
+/**
+ * The text columns of a row (parents' names looked up in one map for the whole tree), computed row by
+ * row as the file is written: for every row at once, a 10,000-task export's would be one long stretch.
+ */
+function textColumns(tree: ExportTree): (entry: ExportTree['rows'][number]) => (string | number)[] {
   const names = new Map(tree.rows.map(({ row }) => [row.id, row.name]));
-  return tree.rows.map(({ depth, row }) => [
+  return ({ depth, row }) => [
     row.name,
     row.id,
     depth,
@@ -61,7 +64,7 @@ function textColumns(tree: ExportTree): (string | number)[][] {
     row.priority ?? '',
     row.phase ?? '',
     row.billable ? 'yes' : 'no',
-  ]);
+  ];
 }
 
 /** A text cell starting like a formula gets a leading quote, so a spreadsheet shows it instead of running it. */
@@ -116,7 +119,7 @@ export function toCsv(tree: ExportTree): ExportFile {
       let batch = '';
       for (let i = start; i < Math.min(start + ROWS_PER_BATCH, tree.rows.length); i++) {
         const entry = tree.rows[i] as ExportTree['rows'][number];
-        batch += line([...(texts[i] ?? []).map(defused), ...FIGURES.map((f) => entry.row[f.key])]);
+        batch += line([...texts(entry).map(defused), ...FIGURES.map((f) => entry.row[f.key])]);
       }
       await send(out, batch);
       await nextTurn();
@@ -166,7 +169,7 @@ export function toXlsx(tree: ExportTree, lines?: readonly ExportCostLine[]): Exp
     const texts = textColumns(tree);
     for (let i = 0; i < tree.rows.length; i++) {
       const entry = tree.rows[i] as ExportTree['rows'][number];
-      const row = sheet.addRow([...(texts[i] ?? []), ...FIGURES.map((f) => number(entry.row[f.key]))]);
+      const row = sheet.addRow([...texts(entry), ...FIGURES.map((f) => number(entry.row[f.key]))]);
       row.getCell(1).alignment = { indent: Math.min(entry.depth, 15) };
       row.commit();
       if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {

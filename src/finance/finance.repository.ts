@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { turns } from '../turns';
 import { prepared } from '../db/prepared';
+import { readInBatches } from '../db/cursor';
 import { hotQuery } from '../db/hot-query';
 import { todayOf } from '../clock';
 import type { ProjectRow } from '../projects/projects.repository';
@@ -628,8 +629,9 @@ type ListScope = { teamId: string; projectId: string; filter: 'all' | 'billable'
  */
 export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>, now: string): Promise<{ current: boolean; rows: ListedRow[] }> {
   // The stamp's answer comes once, as its own first row (position 0); the tasks follow in creation
-  // order (no timestamps to parse: a whole project's rows are read here).
-  const statement = db.raw(
+  // order (no timestamps to parse: a whole project's rows are read here), fetched in batches.
+  const rows = await readInBatches<ListedRow & { current: boolean | null; position: string }>(
+    db,
     `select ${FIGURES_CURRENT} as current, 0 as position, null as id, null as name, null as parent_task_id, null as billable,
             null as status, null as priority, null as phase, null as sub_tasks_count,
             ${ROLLED_FIGURES.map((figure) => `null as ${figure}`).join(', ')}
@@ -640,9 +642,8 @@ export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>, now
      order by position`,
     { ...scope, parentId: null, allLevels: true, ...stampBindings(now) },
   );
-  const result = await prepared(statement, 'finance_tree_rows');
-  const [stamp, ...rows] = result.rows as (ListedRow & { current: boolean | null; position: string })[];
-  return { current: Boolean(stamp?.current), rows };
+  const [stamp, ...listed] = rows;
+  return { current: Boolean(stamp?.current), rows: listed };
 }
 
 /** A JSON value of a nullable text column. */

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { groupBy } from '../group-by';
+import { groupBy, groupByInTurns } from '../group-by';
 import type { Actor } from '../auth/roles';
 import { AppError, notFound } from '../http/errors';
 import { JsonText, jsonArrayInTurns, numericJson } from '../http/respond';
@@ -9,7 +9,7 @@ import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
 import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, rollUp, variance } from './calculator';
-import { Decimal, sum, toDecimal } from './money';
+import { Decimal, toDecimal } from './money';
 import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask } from './labor';
 import { nextTurn, turns } from '../turns';
 import { readCurrent } from './figures';
@@ -141,15 +141,15 @@ export type FigureTexts = repo.ListedFigures;
 
 /**
  * Sums rows' figures, each of the eight on its own (the rows' totals and variance are the
- * calculator's). In slices, yielding to the event loop between them: an export's starting level can
- * be thousands of rows.
+ * calculator's). In turns of the event loop (turns.ts): an export's starting level can be thousands
+ * of rows, and several exports can be summing at once.
  */
 async function sumRows(rows: readonly repo.ListedFigures[]): Promise<FigureTexts> {
-  let sums = repo.ROLLED_FIGURES.map(() => toDecimal(0));
-  for (let from = 0; from < rows.length; from += SLICE) {
-    if (from > 0) await nextTurn();
-    const slice = rows.slice(from, from + SLICE);
-    sums = repo.ROLLED_FIGURES.map((figure, i) => (sums[i] as Decimal).plus(sum(slice.map((row) => toDecimal(row[figure])))));
+  const sums = repo.ROLLED_FIGURES.map(() => toDecimal(0));
+  const pace = turns();
+  for (const row of rows) {
+    if (pace.due()) await pace.take();
+    repo.ROLLED_FIGURES.forEach((figure, i) => (sums[i] = (sums[i] as Decimal).plus(toDecimal(row[figure]))));
   }
   return Object.fromEntries(repo.ROLLED_FIGURES.map((figure, i) => [figure, (sums[i] as Decimal).toFixed()])) as FigureTexts;
 }
@@ -321,8 +321,7 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
       });
   // A whole project's rows: grouped, walked and summed in turns of the event loop (turns.ts), so that
   // concurrent exports never add up to one long wait for every other request.
-  await nextTurn();
-  const children = groupBy(rows, (row) => row.parent_task_id ?? '');
+  const children = await groupByInTurns(rows, (row) => row.parent_task_id ?? '');
   const starting = children.get(parentId ?? '') ?? [];
   const listed: { depth: number; row: ExportRow }[] = [];
   const stack = [...starting].reverse().map((row) => ({ row, depth: 0 }));

@@ -1,4 +1,5 @@
-import { groupBy } from '../../src/group-by';
+import fc from 'fast-check';
+import { groupBy, groupByInTurns } from '../../src/group-by';
 
 describe('groupBy', () => {
   it('keeps groups in order of first appearance and items in order, mapping values when asked', () => {
@@ -16,5 +17,32 @@ describe('groupBy', () => {
       ['a', [2]],
     ]);
     expect(groupBy([], (r: { task: string }) => r.task).size).toBe(0);
+  });
+});
+
+describe('groupByInTurns', () => {
+  it('makes the groups groupBy makes', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.array(fc.record({ key: fc.constantFrom('a', 'b', 'c', ''), value: fc.integer() })), async (rows) => {
+        expect([...(await groupByInTurns(rows, (r) => r.key, 0)).entries()]).toEqual([...groupBy(rows, (r) => r.key).entries()]);
+      }),
+    );
+  });
+
+  it('lets other callbacks run while it groups', async () => {
+    const rows = Array.from({ length: 50 }, (_, i) => ({ key: i % 3 }));
+    let turnsSeen = 0;
+    let grouping = true;
+    const count = () => {
+      if (!grouping) return;
+      turnsSeen++;
+      setImmediate(count);
+    };
+    setImmediate(count);
+    // A budget of 0 ms: a turn before every item, so the counter runs once per item (in one go: never).
+    const groups = await groupByInTurns(rows, (r) => r.key, 0);
+    grouping = false;
+    expect([...groups.keys()]).toEqual([0, 1, 2]);
+    expect(turnsSeen).toBeGreaterThanOrEqual(rows.length - 1);
   });
 });

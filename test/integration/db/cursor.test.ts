@@ -1,0 +1,38 @@
+import { readInBatches } from '../../../src/db/cursor';
+import { Harness, startHarness } from '../../support/harness';
+
+/* readInBatches (src/db/cursor.ts): the statement's rows, in order, however many batches they take. */
+let h: Harness;
+
+beforeAll(async () => {
+  h = await startHarness();
+});
+
+afterAll(async () => {
+  await h.close();
+});
+
+const series = 'select g as n, cast(:label as text) as label from generate_series(1, cast(:count as int)) g order by g';
+const expected = (count: number) => Array.from({ length: count }, (_, i) => ({ n: i + 1, label: 'x' }));
+
+it.each([
+  [0, 100],
+  [1, 100],
+  [99, 100],
+  [100, 100],
+  [101, 100],
+  [2345, 1000],
+])('reads all %i rows of a statement with bindings, %i at a time, in order', async (count, batch) => {
+  expect(await readInBatches(h.db, series, { label: 'x', count }, batch)).toEqual(expected(count));
+});
+
+it("runs in the caller's transaction, which it leaves usable for a second read and other statements", async () => {
+  await h.db.transaction(async (trx) => {
+    await trx.raw('create temporary table cursor_probe (n int) on commit drop');
+    await trx.raw('insert into cursor_probe select generate_series(1, 250)');
+    // Rows only this transaction can see: read through its own connection, not another's.
+    expect(await readInBatches(trx, 'select n from cursor_probe order by n', {}, 100)).toEqual(Array.from({ length: 250 }, (_, i) => ({ n: i + 1 })));
+    expect(await readInBatches(trx, series, { label: 'x', count: 3 }, 2)).toEqual(expected(3));
+    expect((await trx.raw('select count(*)::int as c from cursor_probe')).rows).toEqual([{ c: 250 }]);
+  });
+});
