@@ -1,4 +1,5 @@
-import { groupBy } from '../group-by';
+import { groupBy, groupByInTurns } from '../group-by';
+import { TURN_MS, turns } from '../turns';
 import { Decimal, ZERO, hoursFromSeconds, roundMoney, splitHours, sum } from './money';
 
 /*
@@ -322,13 +323,11 @@ export type RolledUp = { totals: TaskTotals; tasks: number; subTasks: number };
  * Roll-ups (CONTRACT section 4): each task's figures summed over itself and its descendants (every task
  * given is non-archived) that pass `passes`, how many of them pass (a task is listed when any does),
  * and how many of its children hold a passing task. What the stored roll-ups of a project list hold
- * (finance.repository's refreshRollups), for lists computed on the fly.
+ * (finance.repository's refreshRollups), for lists computed on the fly. A whole project's tasks: the
+ * subtrees are summed in turns of the event loop (turns.ts), a turn between two top-level subtrees.
  */
-export function rollUp(tasks: readonly TreeTask[], passes: (task: TreeTask) => boolean): Map<string, RolledUp> {
-  const children = groupBy(
-    tasks.filter((task) => task.parentId !== null),
-    (task) => task.parentId as string,
-  );
+export async function rollUp(tasks: readonly TreeTask[], passes: (task: TreeTask) => boolean, budgetMs = TURN_MS): Promise<Map<string, RolledUp>> {
+  const children = await groupByInTurns(tasks, (task) => task.parentId, budgetMs);
   const rolled = new Map<string, RolledUp>();
   const visit = (task: TreeTask): RolledUp => {
     const below = (children.get(task.id) ?? []).map(visit);
@@ -342,6 +341,11 @@ export function rollUp(tasks: readonly TreeTask[], passes: (task: TreeTask) => b
     return result;
   };
   const ids = new Set(tasks.map((task) => task.id));
-  for (const task of tasks) if (task.parentId === null || !ids.has(task.parentId)) visit(task);
+  const pace = turns(budgetMs);
+  for (const task of tasks) {
+    if (task.parentId !== null && ids.has(task.parentId)) continue;
+    if (pace.due()) await pace.take();
+    visit(task);
+  }
   return rolled;
 }

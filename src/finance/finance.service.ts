@@ -196,8 +196,7 @@ async function computedTreeRows(
     billable: task.billable,
     totals: (finances.get(task.id) as TaskFinance).totals,
   }));
-  await nextTurn();
-  const rolled = rollUp(tree, (task) => filter === 'all' || (filter === 'billable') === task.billable);
+  const rolled = await rollUp(tree, (task) => filter === 'all' || (filter === 'billable') === task.billable);
   const rows: ComputedRow[] = [];
   const pace = turns();
   for (const task of tasks) {

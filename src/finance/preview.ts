@@ -85,7 +85,7 @@ async function projectTotals(db: Knex, teamId: string, project: ProjectRow, now:
     billable: task.billable,
     totals: (all.finances.get(task.id) as TaskFinance).totals,
   }));
-  const rolled = rollUp(tree, () => true);
+  const rolled = await rollUp(tree, () => true);
   return addTotals(all.tasks.filter((task) => task.parent_task_id === null).map((task) => rolled.get(task.id)?.totals as TaskTotals));
 }
 

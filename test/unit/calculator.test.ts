@@ -4,6 +4,8 @@ import {
   compareText,
   computeTaskFinance,
   groupByRole,
+  rollUp,
+  TaskTotals,
 } from '../../src/finance/calculator';
 import { Decimal } from '../../src/finance/money';
 
@@ -171,5 +173,57 @@ describe('compareText', () => {
     const names = ['b', 'B', 'a', '\u{1F600} emoji', '\uFF21 fullwidth', 'ab', 'a'];
     // U+FF21 sorts before U+1F600 by code point; UTF-16 code units would put the emoji (0xD83D) first.
     expect([...names].sort(compareText)).toEqual(['B', 'a', 'a', 'ab', 'b', '\uFF21 fullwidth', '\u{1F600} emoji']);
+  });
+});
+
+describe('rollUp', () => {
+  /** Totals whose seven figures are all `value` (enough to follow what is summed where). */
+  const totals = (value: number): TaskTotals => {
+    const v = d(value);
+    return { estimatedHours: v, loggedHours: v, estimatedLaborCost: v, actualLaborCost: v, fixedCost: v, totalEstimatedCost: v, totalActualCost: v };
+  };
+  // P (1, billable) has children C1 (10, not billable) and C2 (100, billable); C1 has G (1000, billable).
+  // Q (10000, not billable) stands alone. Children come before their parents here on purpose.
+  const tree = [
+    { id: 'G', parentId: 'C1', billable: true, totals: totals(1000) },
+    { id: 'C1', parentId: 'P', billable: false, totals: totals(10) },
+    { id: 'P', parentId: null, billable: true, totals: totals(1) },
+    { id: 'C2', parentId: 'P', billable: true, totals: totals(100) },
+    { id: 'Q', parentId: null, billable: false, totals: totals(10000) },
+  ];
+  const summary = (rolled: Map<string, { totals: TaskTotals; tasks: number; subTasks: number }>) =>
+    Object.fromEntries([...rolled].map(([id, r]) => [id, [r.totals.totalActualCost.toNumber(), r.totals.estimatedHours.toNumber(), r.tasks, r.subTasks]]));
+
+  it('sums each task over itself and the descendants that pass, counting passing tasks and children holding one', async () => {
+    expect(summary(await rollUp(tree, () => true))).toEqual({
+      G: [1000, 1000, 1, 0],
+      C1: [1010, 1010, 2, 1],
+      C2: [100, 100, 1, 0],
+      P: [1111, 1111, 4, 2],
+      Q: [10000, 10000, 1, 0],
+    });
+    expect(summary(await rollUp(tree, (task) => task.billable))).toEqual({
+      G: [1000, 1000, 1, 0],
+      C1: [1000, 1000, 1, 1],
+      C2: [100, 100, 1, 0],
+      P: [1101, 1101, 3, 2],
+      Q: [0, 0, 0, 0],
+    });
+  });
+
+  it('lets other callbacks run between subtrees', async () => {
+    const many = Array.from({ length: 40 }, (_, i) => ({ id: `T${i}`, parentId: null, billable: true, totals: totals(i) }));
+    let turnsSeen = 0;
+    let rolling = true;
+    const count = () => {
+      if (!rolling) return;
+      turnsSeen++;
+      setImmediate(count);
+    };
+    setImmediate(count);
+    const rolled = await rollUp(many, () => true, 0);
+    rolling = false;
+    expect(rolled.get('T39')?.totals.fixedCost.toNumber()).toBe(39);
+    expect(turnsSeen).toBeGreaterThanOrEqual(many.length);
   });
 });
