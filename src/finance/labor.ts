@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { groupBy } from '../group-by';
 import { toJson } from '../json';
 import { nowIso } from '../clock';
-import { nextTurn } from '../turns';
+import { turns } from '../turns';
 import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance, totalsWithEstimateOf, variance } from './calculator';
 import { Decimal, toDecimal } from './money';
 import { presentAssignees, presentGroups, presentMembers } from './present';
@@ -60,8 +60,8 @@ export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<st
 }
 
 /**
- * Participants by task, read lazily: a task's members are parsed (decimals made) when its
- * slice is computed, not all at once before the first yield to the event loop.
+ * Participants by task, read lazily: a task's members are parsed (decimals made) when the task is
+ * computed, not all at once before the first yield to the event loop.
  */
 function lazyMembers(rows: readonly repo.ParticipantRow[]) {
   const byTask = groupBy(rows, (row) => row.task_id);
@@ -79,9 +79,6 @@ export function financeOf(
     currency,
   );
 }
-
-/** Tasks computed between two yields to the event loop (about 10 to 40 ms of work on the bench machine). */
-const SLICE = 25;
 
 /**
  * Tasks whose participants are read by one statement: a project's per-day totals are read and parsed a
@@ -140,7 +137,7 @@ async function* participantBatches<T extends { id: string }>(
 
 /**
  * The own figures of the tasks in scope, computed by the calculator with the rates and roles of the
- * instant `now` and the time logged in `range`, in slices (yielding to the event loop between them):
+ * instant `now` and the time logged in `range`, in turns of the event loop (turns.ts):
  * for figures that are not stored (ranges, previews, cost lines of exports). Each task's totals and
  * its assignees are kept; its members' figures only `withMembers` (a project's are hundreds of
  * thousands of decimals: gigabytes for the benchmark's 10,000-task project).
@@ -159,15 +156,14 @@ export async function computeOwnFigures(
     const tasks = await repo.tasksInScope(q, teamId, scope);
     const assigneesByTask = new Map<string, MemberInput[]>();
     const finances = new Map<string, TaskFinance>();
+    const pace = turns();
     for await (const { batch, membersOf } of participantBatches(q, teamId, scope.projectId, tasks, now, range)) {
-      for (let from = 0; from < batch.length; from += SLICE) {
-        await nextTurn();
-        for (const task of batch.slice(from, from + SLICE)) {
-          const members = membersOf(task.id);
-          assigneesByTask.set(task.id, members.filter((member) => member.isAssignee));
-          const finance = financeOf(task, members, currency);
-          finances.set(task.id, withMembers ? finance : { totals: finance.totals, members: [] });
-        }
+      for (const task of batch) {
+        if (pace.due()) await pace.take();
+        const members = membersOf(task.id);
+        assigneesByTask.set(task.id, members.filter((member) => member.isAssignee));
+        const finance = financeOf(task, members, currency);
+        finances.set(task.id, withMembers ? finance : { totals: finance.totals, members: [] });
       }
     }
     return { tasks, assigneesByTask, finances };
@@ -194,19 +190,18 @@ async function refreshTaskEstimates(
   const { assignees, actuals } = await repo.estimateInputs(db, teamId, project.id, taskIds, now);
   const membersOf = lazyMembers(assignees);
   const rows: repo.TaskFiguresRow[] = [];
-  for (let from = 0; from < tasks.length; from += SLICE * 4) {
-    await nextTurn();
-    for (const task of tasks.slice(from, from + SLICE * 4)) {
-      const actual = actuals.get(task.id);
-      if (!actual) throw new Error(`Task ${task.id} has no stored figures to re-cost the estimate of`);
-      const members = membersOf(task.id);
-      const totals = totalsWithEstimateOf(
-        { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members },
-        { loggedHours: toDecimal(actual.logged_hours), actualLaborCost: toDecimal(actual.actual_labor_cost) },
-        project.currency,
-      );
-      rows.push({ task_id: task.id, ...storedTotals(totals), assignees_json: toJson(presentAssignees(members)) });
-    }
+  const pace = turns();
+  for (const task of tasks) {
+    if (pace.due()) await pace.take();
+    const actual = actuals.get(task.id);
+    if (!actual) throw new Error(`Task ${task.id} has no stored figures to re-cost the estimate of`);
+    const members = membersOf(task.id);
+    const totals = totalsWithEstimateOf(
+      { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members },
+      { loggedHours: toDecimal(actual.logged_hours), actualLaborCost: toDecimal(actual.actual_labor_cost) },
+      project.currency,
+    );
+    rows.push({ task_id: task.id, ...storedTotals(totals), assignees_json: toJson(presentAssignees(members)) });
   }
   await repo.updateTaskFigures(db, teamId, project.id, rows);
 }
@@ -246,24 +241,23 @@ export async function refreshTaskLabor(
   const scope: repo.Scope = recomputed === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...recomputed] };
   const tasks = recomputed === 'all' || recomputed.size > 0 ? await repo.tasksInScope(db, teamId, scope) : [];
   const withParts = tasks.length <= refreshSettings.partsEagerly;
-  // In slices, yielding to the event loop between them: a whole project's recomputation (thousands
+  const pace = turns();
+  // In turns of the event loop (turns.ts): a whole project's recomputation (thousands
   // of tasks through the calculator) must not hold every other request up while it runs; and reading
   // in batches, so its memory stays bounded. (Batches read at different moments of the refresh's
   // transaction are safe: a write committing meanwhile leaves its mark, or a newer revision, behind.)
   for await (const { batch, membersOf } of participantBatches(db, teamId, project.id, tasks, now, {})) {
     const rows: repo.TaskLaborRow[] = [];
-    for (let from = 0; from < batch.length; from += SLICE) {
-      await nextTurn();
-      for (const task of batch.slice(from, from + SLICE)) {
-        const members = membersOf(task.id);
-        const finance = financeOf(task, members, project.currency);
-        rows.push({
-          task_id: task.id,
-          ...storedTotals(finance.totals),
-          ...(withParts ? breakdownParts(finance) : NO_PARTS),
-          assignees_json: toJson(presentAssignees(members)),
-        });
-      }
+    for (const task of batch) {
+      if (pace.due()) await pace.take();
+      const members = membersOf(task.id);
+      const finance = financeOf(task, members, project.currency);
+      rows.push({
+        task_id: task.id,
+        ...storedTotals(finance.totals),
+        ...(withParts ? breakdownParts(finance) : NO_PARTS),
+        assignees_json: toJson(presentAssignees(members)),
+      });
     }
     // Stored once the batch is computed: a statement sent earlier would wait behind the next batch's read.
     await repo.upsertTaskLabor(db, teamId, project.id, rows);

@@ -102,7 +102,11 @@ async function listedTaskIds(db: Knex, teamId: string, projectId: string): Promi
     if (ok) listed.add(id);
     return ok;
   };
-  for (const task of tasks) isListed(task.id);
+  const pace = turns();
+  for (const task of tasks) {
+    if (pace.due()) await pace.take();
+    isListed(task.id);
+  }
   return listed;
 }
 
