@@ -3,23 +3,30 @@ import type { Knex } from 'knex';
 /** Rows fetched per round trip by readInBatches. */
 export const CURSOR_BATCH = 1000;
 
+let cursors = 0;
+
 /**
  * The rows of one statement, fetched through a cursor `batch` rows at a time (in the caller's
  * transaction, or in one of its own). A whole project's rows in one answer arrive in one go and are
  * parsed by the driver in one stretch of the event loop (tens of milliseconds for 10,000 rows,
  * several exports at once adding up); fetched in batches, each batch is a turn of its own, with
- * other requests' work between them. A cursor reads one snapshot, as the statement alone would.
+ * other requests' work between them. A cursor reads one snapshot, as the statement alone would; it is
+ * planned for reading every row (PostgreSQL otherwise plans a cursor for its first tenth).
  */
 export async function readInBatches<T>(db: Knex, sql: string, bindings: Readonly<Record<string, unknown>>, batch = CURSOR_BATCH): Promise<T[]> {
+  if (!Number.isInteger(batch) || batch < 1) throw new Error(`readInBatches needs a batch of at least one row, not ${batch}`);
+  // Its own name: two reads may share a transaction.
+  const cursor = `batched_rows_${++cursors}`;
   const read = async (trx: Knex) => {
-    await trx.raw(`declare batched_rows no scroll cursor for ${sql}`, bindings);
+    await trx.raw('set local cursor_tuple_fraction = 1');
+    await trx.raw(`declare ${cursor} no scroll cursor for ${sql}`, bindings);
     const rows: T[] = [];
     for (;;) {
-      const fetched = ((await trx.raw(`fetch forward ${Number(batch)} from batched_rows`)) as { rows: T[] }).rows;
+      const fetched = ((await trx.raw(`fetch forward ${batch} from ${cursor}`)) as { rows: T[] }).rows;
       for (const row of fetched) rows.push(row);
       if (fetched.length < batch) break;
     }
-    await trx.raw('close batched_rows');
+    await trx.raw(`close ${cursor}`);
     return rows;
   };
   return (db as Knex.Transaction).isTransaction ? read(db) : db.transaction(read);

@@ -323,29 +323,33 @@ export type RolledUp = { totals: TaskTotals; tasks: number; subTasks: number };
  * Roll-ups (CONTRACT section 4): each task's figures summed over itself and its descendants (every task
  * given is non-archived) that pass `passes`, how many of them pass (a task is listed when any does),
  * and how many of its children hold a passing task. What the stored roll-ups of a project list hold
- * (finance.repository's refreshRollups), for lists computed on the fly. A whole project's tasks: the
- * subtrees are summed in turns of the event loop (turns.ts), a turn between two top-level subtrees.
+ * (finance.repository's refreshRollups), for lists computed on the fly. A whole project's tasks are
+ * summed in turns of the event loop (turns.ts).
  */
 export async function rollUp(tasks: readonly TreeTask[], passes: (task: TreeTask) => boolean, budgetMs = TURN_MS): Promise<Map<string, RolledUp>> {
   const children = await groupByInTurns(tasks, (task) => task.parentId, budgetMs);
   const rolled = new Map<string, RolledUp>();
-  const visit = (task: TreeTask): RolledUp => {
-    const below = (children.get(task.id) ?? []).map(visit);
-    const own = passes(task) ? [task.totals] : [];
-    const result = {
+  const ids = new Set(tasks.map((task) => task.id));
+  const pace = turns(budgetMs);
+  // Depth first without recursion, a task summed once its children are: one turn check per task,
+  // so a project under a single root is paced as well as one of many.
+  const stack = tasks.filter((task) => task.parentId === null || !ids.has(task.parentId)).map((task) => ({ task, childrenDone: false }));
+  while (stack.length) {
+    if (pace.due()) await pace.take();
+    const top = stack.pop() as { task: TreeTask; childrenDone: boolean };
+    const kids = children.get(top.task.id) ?? [];
+    if (!top.childrenDone) {
+      stack.push({ task: top.task, childrenDone: true });
+      for (const child of kids) stack.push({ task: child, childrenDone: false });
+      continue;
+    }
+    const below = kids.map((child) => rolled.get(child.id) as RolledUp);
+    const own = passes(top.task) ? [top.task.totals] : [];
+    rolled.set(top.task.id, {
       totals: addTotals([...own, ...below.map((child) => child.totals)]),
       tasks: own.length + below.reduce((count, child) => count + child.tasks, 0),
       subTasks: below.filter((child) => child.tasks > 0).length,
-    };
-    rolled.set(task.id, result);
-    return result;
-  };
-  const ids = new Set(tasks.map((task) => task.id));
-  const pace = turns(budgetMs);
-  for (const task of tasks) {
-    if (task.parentId !== null && ids.has(task.parentId)) continue;
-    if (pace.due()) await pace.take();
-    visit(task);
+    });
   }
   return rolled;
 }

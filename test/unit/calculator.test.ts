@@ -211,8 +211,13 @@ describe('rollUp', () => {
     });
   });
 
-  it('lets other callbacks run between subtrees', async () => {
-    const many = Array.from({ length: 40 }, (_, i) => ({ id: `T${i}`, parentId: null, billable: true, totals: totals(i) }));
+  it('lets other callbacks run while it sums, under a single root as under many', async () => {
+    // One root with 40 children: the grouping takes a turn per task (41), the sums one per task and
+    // one more per task with children (41 + 41); a walk that paused only between roots would give 41.
+    const many = [
+      { id: 'R', parentId: null, billable: true, totals: totals(1) },
+      ...Array.from({ length: 40 }, (_, i) => ({ id: `T${i}`, parentId: 'R', billable: true, totals: totals(i) })),
+    ];
     let turnsSeen = 0;
     let rolling = true;
     const count = () => {
@@ -223,7 +228,8 @@ describe('rollUp', () => {
     setImmediate(count);
     const rolled = await rollUp(many, () => true, 0);
     rolling = false;
-    expect(rolled.get('T39')?.totals.fixedCost.toNumber()).toBe(39);
-    expect(turnsSeen).toBeGreaterThanOrEqual(many.length);
+    expect(rolled.get('R')?.totals.fixedCost.toNumber()).toBe(1 + (39 * 40) / 2);
+    expect(rolled.get('R')?.subTasks).toBe(40);
+    expect(turnsSeen).toBeGreaterThanOrEqual(2 * many.length);
   });
 });

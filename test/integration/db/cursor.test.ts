@@ -34,5 +34,12 @@ it("runs in the caller's transaction, which it leaves usable for a second read a
     expect(await readInBatches(trx, 'select n from cursor_probe order by n', {}, 100)).toEqual(Array.from({ length: 250 }, (_, i) => ({ n: i + 1 })));
     expect(await readInBatches(trx, series, { label: 'x', count: 3 }, 2)).toEqual(expected(3));
     expect((await trx.raw('select count(*)::int as c from cursor_probe')).rows).toEqual([{ c: 250 }]);
+    // Two at once in one transaction (each cursor has its own name).
+    const [a, b] = await Promise.all([readInBatches(trx, series, { label: 'x', count: 5 }, 2), readInBatches(trx, series, { label: 'x', count: 7 }, 3)]);
+    expect([a, b]).toEqual([expected(5), expected(7)]);
   });
+});
+
+it('refuses a batch of no rows (a fetch of 0 rows would never end)', async () => {
+  await expect(readInBatches(h.db, series, { label: 'x', count: 3 }, 0)).rejects.toThrow(/at least one row/);
 });
