@@ -62,33 +62,45 @@ async function ok<T = unknown>(token: string, method: string, route: string, bod
  * own probes) until stopped; the worst and p99 answer times while it ran, and the service's own
  * event-loop delay over the same time (its /metrics, whose loop-delay histogram each scrape resets).
  */
-function probeHealthz() {
+async function probeHealthz() {
+  // The child prints "ready" after its first answer, its times when its input ends (stopped, or this
+  // process gone); a failed probe (the service gone) is counted and followed by a short pause.
   const script = `
     const times = [];
     let running = true;
-    process.stdin.on('data', () => (running = false));
+    process.stdin.on('data', () => (running = false)).on('end', () => (running = false)).resume();
     (async () => {
       while (running) {
         const started = performance.now();
         // A reused keep-alive socket the server closed meanwhile fails once; the time still counts.
-        await fetch(process.env.PROBE_URL).then((res) => res.arrayBuffer(), () => undefined);
+        const ok = await fetch(process.env.PROBE_URL).then((res) => res.arrayBuffer().then(() => true), () => false);
         times.push(performance.now() - started);
+        if (times.length === 1) process.stdout.write('ready\\n');
+        if (!ok) await new Promise((resolve) => setTimeout(resolve, 10));
       }
       process.stdout.write(JSON.stringify(times));
-      process.exit(0);
+      process.stdin.destroy();
     })();`;
-  const scrape = () => fetch(`${BASE}/metrics`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } }).then((res) => res.text());
-  const started = scrape();
+  const scrape = () => fetch(`${BASE}/metrics`).then((res) => res.text());
+  // Scraped first: the loop-delay histogram then counts from here.
+  await scrape();
   const child = spawn(process.execPath, ['-e', script], { env: { ...process.env, PROBE_URL: `${BASE}/healthz` }, stdio: ['pipe', 'pipe', 'inherit'] });
+  const killChild = () => child.kill('SIGKILL');
+  process.once('exit', killChild);
   let out = '';
-  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
+  const ready = new Promise<void>((resolve) => child.stdout.on('data', (chunk: Buffer) => {
+    out += chunk.toString();
+    if (out.startsWith('ready\n')) resolve();
+  }));
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  await Promise.race([ready, exited]);
   return async () => {
-    await started;
     child.stdin.end('stop');
-    await exited;
+    const code = await exited;
+    process.off('exit', killChild);
+    if (code !== 0 || !out.startsWith('ready\n')) throw new Error(`the /healthz prober exited with ${code}: ${out.slice(0, 200)}`);
     const loop = loopDelayMax(await scrape());
-    return { ...summary(JSON.parse(out) as number[]), loop };
+    return { ...summary(JSON.parse(out.slice('ready\n'.length)) as number[]), loop };
   };
 }
 
@@ -190,7 +202,7 @@ async function main() {
         const exportSampler = setInterval(() => {
           if (child.exitCode === null) peak = Math.max(peak, rssOf(child.pid as number).rss);
         }, 100);
-        const stop = probeHealthz();
+        const stop = await probeHealthz();
         const started = performance.now();
         const results = await Promise.all(
           Array.from({ length: count }, async () => {
@@ -229,7 +241,7 @@ async function main() {
         ['member role change', () => ok(BENCH_TOKEN, 'PUT', `/api/projects/${large}/members/${member.team_member_id}`, { job_role_id: otherRole })],
       ];
       for (const [name, write] of writes) {
-        const stop = probeHealthz();
+        const stop = await probeHealthz();
         const t0 = performance.now();
         await write();
         const t1 = performance.now();
@@ -259,7 +271,7 @@ async function main() {
         ['list, from 2025-01-01 to 2025-06-30', () => ok(BENCH_TOKEN, 'GET', `${listRoute}?from=2025-01-01&to=2025-06-30`)],
       ];
       for (const [name, request] of dryRuns) {
-        const stop = probeHealthz();
+        const stop = await probeHealthz();
         const t0 = performance.now();
         const answer = await request();
         const took = performance.now() - t0;
@@ -317,7 +329,7 @@ async function main() {
       const idle = await readA(() => Date.now() > idleUntil);
       let flooding = true;
       const floodTask = taskId(1, 1);
-      const stopHealthz = probeHealthz();
+      const stopHealthz = await probeHealthz();
       const duringFlood = readA(() => !flooding);
       const t0 = performance.now();
       // B is another client: its 600 requests come from a process of their own, so A's timings are
