@@ -14,6 +14,7 @@ import { requireToken, roleByMethod } from './http/auth';
 import { corsFor } from './http/cors';
 import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
 import { createMetrics } from './http/metrics';
+import { admissionInTurns } from './http/admission';
 import { rateLimit } from './http/rate-limit';
 import { TeamShare, teamShare } from './http/team-share';
 import { gated } from './http/gate';
@@ -93,6 +94,8 @@ export function createApp(deps: AppDeps): Express {
   const metrics = createMetrics(db);
   app.use(helmet(securityHeaders(servedOverHttps)));
   app.use(metrics.observe);
+  // Requests started in turns of the event loop, clients taking turns, once many arrive at once (http/admission.ts).
+  app.use(admissionInTurns());
   app.use(
     pinoHttp({
       logger,

@@ -1,0 +1,57 @@
+import type { NextFunction, Request, Response } from 'express';
+import { TURN_MS } from '../turns';
+
+/*
+ * Requests taken up in turns of the event loop, fairly between clients. When hundreds of requests
+ * arrive at once (a client opening 600 connections, or connections that piled up while the loop was
+ * busy), Node parses them all in one pass of the loop and each one's synchronous start (auth, logging,
+ * and for those refused at once, the whole 429 answer) runs back to back: 456 refusals after a flood
+ * kept the loop, /healthz and every other team waiting for 680 ms. Here a request that arrives once
+ * the current pass has spent `budgetMs` on starting requests waits, holding nothing but its place, and
+ * the waiting ones are started `budgetMs` at a time with a turn of the loop between, one per client
+ * in turn (client = its Authorization header; none for /healthz and the screen): a client sending
+ * many requests at once does not push another client's one behind all of its own.
+ */
+export type Admission = (req: Request, res: Response, next: NextFunction) => void;
+
+/** `clock` gives milliseconds (tests set it). */
+export function admissionInTurns(budgetMs = TURN_MS, clock: () => number = () => performance.now()): Admission {
+  /** When this pass of the loop started starting requests (undefined: it has not). */
+  let passStarted: number | undefined;
+  const endPass = () => (passStarted = undefined);
+  /** Waiting requests by client, in arrival order; the map's order is the order clients take turns in. */
+  const waiting = new Map<string, (() => void)[]>();
+  let draining = false;
+
+  const drain = () => {
+    const started = clock();
+    while (waiting.size > 0 && clock() - started < budgetMs) {
+      // One request of each client in turn: the first client's goes, and the client goes to the back.
+      const [client, queue] = waiting.entries().next().value as [string, (() => void)[]];
+      const start = queue.shift() as () => void;
+      waiting.delete(client);
+      if (queue.length > 0) waiting.set(client, queue);
+      start();
+    }
+    if (waiting.size > 0) setImmediate(drain);
+    else draining = false;
+  };
+
+  return (req, res, next) => {
+    if (passStarted === undefined) {
+      passStarted = clock();
+      setImmediate(endPass);
+    }
+    if (!draining && clock() - passStarted < budgetMs) return next();
+    const client = req.headers.authorization ?? '';
+    const queue = waiting.get(client);
+    // A client that left while waiting is not started (its response is already closed).
+    const start = () => (res.destroyed ? undefined : next());
+    if (queue) queue.push(start);
+    else waiting.set(client, [start]);
+    if (!draining) {
+      draining = true;
+      setImmediate(drain);
+    }
+  };
+}

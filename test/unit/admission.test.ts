@@ -1,0 +1,69 @@
+import type { NextFunction, Request, Response } from 'express';
+import { admissionInTurns } from '../../src/http/admission';
+
+/*
+ * admissionInTurns (src/http/admission.ts), driven with a settable clock: each request "costs" what
+ * its start adds to the clock, so what runs in which pass of the event loop is exact.
+ */
+function setup(budgetMs: number) {
+  let now = 0;
+  const admit = admissionInTurns(budgetMs, () => now);
+  const started: string[] = [];
+  /** Sends a request of `client` that costs `cost` ms when started; `gone` marks a client that left. */
+  const send = (client: string | undefined, label: string, cost: number, gone = false) => {
+    const req = { headers: client === undefined ? {} : { authorization: client } } as Request;
+    const res = { destroyed: gone } as Response;
+    const next: NextFunction = () => {
+      started.push(label);
+      now += cost;
+    };
+    admit(req, res, next);
+  };
+  return { send, started };
+}
+
+/** The labels started in each pass of the event loop until nothing waits (a pass ends at setImmediate). */
+async function passes(started: string[], count: number): Promise<string[][]> {
+  const seen: string[][] = [[...started]];
+  let before = started.length;
+  for (let i = 0; i < count; i++) {
+    await new Promise((resolve) => setImmediate(resolve));
+    seen.push(started.slice(before));
+    before = started.length;
+  }
+  return seen;
+}
+
+it('starts requests at once until a pass has spent its budget, then the rest a budget per turn', async () => {
+  const { send, started } = setup(10);
+  for (let i = 0; i < 12; i++) send('Bearer a', `a${i}`, 3);
+  // 0, 3, 6, 9 ms: four start in the pass they arrived in (the fifth would start at 12 ms).
+  expect(started).toEqual(['a0', 'a1', 'a2', 'a3']);
+  const seen = await passes(started, 4);
+  expect(seen.slice(1).map((pass) => pass.length)).toEqual([4, 4, 0, 0]);
+  expect(started).toEqual(Array.from({ length: 12 }, (_, i) => `a${i}`));
+});
+
+it("takes waiting clients in turn: one client's flood does not put another's request behind all of it", async () => {
+  const { send, started } = setup(10);
+  for (let i = 0; i < 20; i++) send('Bearer b', `b${i}`, 3);
+  send('Bearer a', 'a', 3);
+  send(undefined, 'healthz', 1);
+  expect(started).toEqual(['b0', 'b1', 'b2', 'b3']);
+  const [, first] = await passes(started, 1);
+  // B's next, A's, the probe's, then B's again: A and the probe do not wait for B's other 15.
+  expect(first).toEqual(['b4', 'a', 'healthz', 'b5']);
+});
+
+it('lets a request that arrives while others wait queue behind them, and skips clients that left', async () => {
+  const { send, started } = setup(5);
+  send('Bearer a', 'a0', 6);
+  send('Bearer a', 'a1', 1, true);
+  send('Bearer a', 'a2', 1);
+  expect(started).toEqual(['a0']);
+  await passes(started, 1);
+  expect(started).toEqual(['a0', 'a2']);
+  // A new pass with nobody waiting starts at once again.
+  send('Bearer a', 'a3', 1);
+  expect(started).toEqual(['a0', 'a2', 'a3']);
+});
