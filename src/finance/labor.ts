@@ -84,10 +84,13 @@ export function financeOf(
  * Tasks whose participants are read by one statement: a project's per-day totals are read and parsed a
  * batch at a time, never all at once (a 10,000-task project's are some 400,000 rows). Each batch's
  * statement looks its tasks' rows up by index, so its cost is its tasks' whatever the batch size; a
- * batch of 500 tasks on the benchmark's dataset is some 32,000 rows, put together in turns of the
+ * batch of 150 tasks on the benchmark's dataset is some 10,000 rows, put together in turns of the
  * event loop (finance.repository's assembleParticipants) and held in memory with the next batch's.
+ * The driver parses each answer in one go as it arrives: at 500 tasks (32,000 rows) that was the
+ * longest stretch of a preview, with the garbage collection it brought (BENCHMARKS.md, seventh run).
+ * (refreshSettings.readBatch; tests make it small to go through many batches.)
  */
-const READ_BATCH = 500;
+const READ_BATCH = 150;
 
 /**
  * A refresh of at most this many tasks stores their breakdown parts; a larger one (a project-wide
@@ -96,7 +99,7 @@ const READ_BATCH = 500;
  * the benchmark's 10,000-task project about 230 MB of JSON, half the service's time and most of the
  * database's, for breakdowns few of which are read before the next change.
  */
-export const refreshSettings = { partsEagerly: 200 };
+export const refreshSettings = { partsEagerly: 200, readBatch: READ_BATCH };
 
 const NO_PARTS = { members_json: null, grouped_members_json: null };
 
@@ -106,7 +109,7 @@ export function breakdownParts(finance: TaskFinance): { members_json: string; gr
 }
 
 /**
- * The tasks in batches of READ_BATCH, each with its participants. The next batch's statement is sent
+ * The tasks in batches of refreshSettings.readBatch, each with its participants. The next batch's statement is sent
  * before the current batch is handed out, so the database reads it while the caller computes this one
  * (on one connection, a caller's own statements queue behind it).
  */
@@ -118,8 +121,9 @@ async function* participantBatches<T extends { id: string }>(
   now: string,
   range: repo.DayRange,
 ) {
+  const size = refreshSettings.readBatch;
   const read = (from: number) => {
-    const batch = tasks.slice(from, from + READ_BATCH);
+    const batch = tasks.slice(from, from + size);
     const scope: repo.Scope = { kind: 'tasks', projectId, taskIds: batch.map((task) => task.id) };
     const rows = repo.participantsInScope(db, teamId, scope, now, range);
     // Handled here too: a caller that stops at an earlier batch's error never awaits this one.
@@ -127,10 +131,10 @@ async function* participantBatches<T extends { id: string }>(
     return { batch, rows };
   };
   let next = tasks.length > 0 ? read(0) : undefined;
-  for (let from = 0; next; from += READ_BATCH) {
+  for (let from = 0; next; from += size) {
     const current = next;
     const rows = await current.rows;
-    next = from + READ_BATCH < tasks.length ? read(from + READ_BATCH) : undefined;
+    next = from + size < tasks.length ? read(from + size) : undefined;
     yield { batch: current.batch, membersOf: lazyMembers(rows) };
   }
 }
