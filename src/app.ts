@@ -94,8 +94,6 @@ export function createApp(deps: AppDeps): Express {
   const metrics = createMetrics(db);
   app.use(helmet(securityHeaders(servedOverHttps)));
   app.use(metrics.observe);
-  // Requests started in turns of the event loop, clients taking turns, once many arrive at once (http/admission.ts).
-  app.use(admissionInTurns());
   app.use(
     pinoHttp({
       logger,
@@ -127,6 +125,9 @@ export function createApp(deps: AppDeps): Express {
     }
   });
 
+  // Requests started in turns of the event loop, clients taking turns, once many arrive at once
+  // (http/admission.ts); the probes above never wait there.
+  app.use(admissionInTurns());
   app.use(openApiRouter());
   app.use(screenRouter(deps.webDir, servedOverHttps));
 

@@ -9,10 +9,20 @@ import { TURN_MS } from '../turns';
  * kept the loop, /healthz and every other team waiting for 680 ms. Here a request that arrives once
  * the current pass has spent `budgetMs` on starting requests waits, holding nothing but its place, and
  * the waiting ones are started `budgetMs` at a time with a turn of the loop between, one per client
- * in turn (client = its Authorization header; none for /healthz and the screen): a client sending
- * many requests at once does not push another client's one behind all of its own.
+ * in turn: a client sending many requests at once does not push another client's one behind all of
+ * its own. A client is its bearer token when the request carries one that looks like the service's
+ * (a team, as far as can be told before the token is looked up), else its address. /healthz, /readyz
+ * and /metrics are answered before this (src/app.ts), so a probe never waits here.
  */
 export type Admission = (req: Request, res: Response, next: NextFunction) => void;
+
+const TOKEN = /^Bearer[ ]+pft_[A-Za-z0-9_-]{1,200}\s*$/i;
+
+/** Whom a waiting request's turn belongs to: its bearer token when it looks like one, else its address. */
+function clientOf(req: Request): string {
+  const header = req.headers.authorization;
+  return typeof header === 'string' && TOKEN.test(header) ? header : `address ${req.socket?.remoteAddress ?? ''}`;
+}
 
 /** `clock` gives milliseconds (tests set it). */
 export function admissionInTurns(budgetMs = TURN_MS, clock: () => number = () => performance.now()): Admission {
@@ -25,16 +35,20 @@ export function admissionInTurns(budgetMs = TURN_MS, clock: () => number = () =>
 
   const drain = () => {
     const started = clock();
-    while (waiting.size > 0 && clock() - started < budgetMs) {
-      // One request of each client in turn: the first client's goes, and the client goes to the back.
-      const [client, queue] = waiting.entries().next().value as [string, (() => void)[]];
-      const start = queue.shift() as () => void;
-      waiting.delete(client);
-      if (queue.length > 0) waiting.set(client, queue);
-      start();
+    try {
+      while (waiting.size > 0 && clock() - started < budgetMs) {
+        // One request of each client in turn: the first client's goes, and the client goes to the back.
+        const [client, queue] = waiting.entries().next().value as [string, (() => void)[]];
+        const start = queue.shift() as () => void;
+        waiting.delete(client);
+        if (queue.length > 0) waiting.set(client, queue);
+        start();
+      }
+    } finally {
+      // Whatever a start did, the others are not left waiting for good.
+      if (waiting.size > 0) setImmediate(drain);
+      else draining = false;
     }
-    if (waiting.size > 0) setImmediate(drain);
-    else draining = false;
   };
 
   return (req, res, next) => {
@@ -43,10 +57,10 @@ export function admissionInTurns(budgetMs = TURN_MS, clock: () => number = () =>
       setImmediate(endPass);
     }
     if (!draining && clock() - passStarted < budgetMs) return next();
-    const client = req.headers.authorization ?? '';
+    const client = clientOf(req);
     const queue = waiting.get(client);
-    // A client that left while waiting is not started (its response is already closed).
-    const start = () => (res.destroyed ? undefined : next());
+    // A client that left while waiting is not started (its response or its connection is closed).
+    const start = () => (res.destroyed || req.socket?.destroyed ? undefined : next());
     if (queue) queue.push(start);
     else waiting.set(client, [start]);
     if (!draining) {

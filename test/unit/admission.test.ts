@@ -9,9 +9,12 @@ function setup(budgetMs: number) {
   let now = 0;
   const admit = admissionInTurns(budgetMs, () => now);
   const started: string[] = [];
-  /** Sends a request of `client` that costs `cost` ms when started; `gone` marks a client that left. */
-  const send = (client: string | undefined, label: string, cost: number, gone = false) => {
-    const req = { headers: client === undefined ? {} : { authorization: client } } as Request;
+  /**
+   * Sends a request with Authorization `client` (none: undefined) from `address` that costs `cost` ms
+   * when started; `gone` marks a client that left.
+   */
+  const send = (client: string | undefined, label: string, cost: number, gone = false, address = '10.0.0.1') => {
+    const req = { headers: client === undefined ? {} : { authorization: client }, socket: { remoteAddress: address } } as unknown as Request;
     const res = { destroyed: gone } as Response;
     const next: NextFunction = () => {
       started.push(label);
@@ -36,7 +39,7 @@ async function passes(started: string[], count: number): Promise<string[][]> {
 
 it('starts requests at once until a pass has spent its budget, then the rest a budget per turn', async () => {
   const { send, started } = setup(10);
-  for (let i = 0; i < 12; i++) send('Bearer a', `a${i}`, 3);
+  for (let i = 0; i < 12; i++) send('Bearer pft_a', `a${i}`, 3);
   // 0, 3, 6, 9 ms: four start in the pass they arrived in (the fifth would start at 12 ms).
   expect(started).toEqual(['a0', 'a1', 'a2', 'a3']);
   const seen = await passes(started, 4);
@@ -46,24 +49,49 @@ it('starts requests at once until a pass has spent its budget, then the rest a b
 
 it("takes waiting clients in turn: one client's flood does not put another's request behind all of it", async () => {
   const { send, started } = setup(10);
-  for (let i = 0; i < 20; i++) send('Bearer b', `b${i}`, 3);
-  send('Bearer a', 'a', 3);
-  send(undefined, 'healthz', 1);
+  for (let i = 0; i < 20; i++) send('Bearer pft_b', `b${i}`, 3);
+  send('Bearer pft_a', 'a', 3);
+  send(undefined, 'screen', 1, false, '10.0.0.9');
   expect(started).toEqual(['b0', 'b1', 'b2', 'b3']);
   const [, first] = await passes(started, 1);
-  // B's next, A's, the probe's, then B's again: A and the probe do not wait for B's other 15.
-  expect(first).toEqual(['b4', 'a', 'healthz', 'b5']);
+  // B's next, A's, the screen's (its address is its client), then B's again: A and the screen do not wait for B's other 15.
+  expect(first).toEqual(['b4', 'a', 'screen', 'b5']);
+});
+
+it('counts a client by its address when its Authorization is not a token of the service, so junk headers take one turn', async () => {
+  const { send, started } = setup(10);
+  send('Bearer pft_a', 'a0', 10);
+  for (let i = 0; i < 5; i++) send(`Junk ${i}`, `junk${i}`, 3, false, '10.0.0.7');
+  send('Bearer pft_a', 'a1', 3);
+  expect(started).toEqual(['a0']);
+  const [, first] = await passes(started, 1);
+  // The five junk headers from one address are one client: A's second request goes second.
+  expect(first).toEqual(['junk0', 'a1', 'junk1', 'junk2']);
 });
 
 it('lets a request that arrives while others wait queue behind them, and skips clients that left', async () => {
   const { send, started } = setup(5);
-  send('Bearer a', 'a0', 6);
-  send('Bearer a', 'a1', 1, true);
-  send('Bearer a', 'a2', 1);
+  send('Bearer pft_a', 'a0', 6);
+  send('Bearer pft_a', 'a1', 1, true);
+  send('Bearer pft_a', 'a2', 1);
   expect(started).toEqual(['a0']);
   await passes(started, 1);
   expect(started).toEqual(['a0', 'a2']);
   // A new pass with nobody waiting starts at once again.
-  send('Bearer a', 'a3', 1);
+  send('Bearer pft_a', 'a3', 1);
   expect(started).toEqual(['a0', 'a2', 'a3']);
 });
+
+it('puts a request of a new pass behind those still waiting, never ahead of them', async () => {
+  const { send, started } = setup(5);
+  for (let i = 0; i < 6; i++) send('Bearer pft_a', `a${i}`, 3);
+  expect(started).toEqual(['a0', 'a1']);
+  await passes(started, 1);
+  expect(started).toEqual(['a0', 'a1', 'a2', 'a3']);
+  // A new pass begins while a4 and a5 still wait: a6 takes its place behind them.
+  send('Bearer pft_a', 'a6', 1);
+  expect(started).toEqual(['a0', 'a1', 'a2', 'a3']);
+  await passes(started, 2);
+  expect(started).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6']);
+});
+
