@@ -92,8 +92,11 @@ export function createApp(deps: AppDeps): Express {
   app.set('etag', false);
   app.set('trust proxy', false);
   const metrics = createMetrics(db);
-  app.use(helmet(securityHeaders(servedOverHttps)));
   app.use(metrics.observe);
+  // Requests started in turns of the event loop, clients taking turns, once many arrive at once
+  // (http/admission.ts), before the headers and the log line each request costs; probes never wait.
+  app.use(admissionInTurns());
+  app.use(helmet(securityHeaders(servedOverHttps)));
   app.use(
     pinoHttp({
       logger,
@@ -125,9 +128,6 @@ export function createApp(deps: AppDeps): Express {
     }
   });
 
-  // Requests started in turns of the event loop, clients taking turns, once many arrive at once
-  // (http/admission.ts); the probes above never wait there.
-  app.use(admissionInTurns());
   app.use(openApiRouter());
   app.use(screenRouter(deps.webDir, servedOverHttps));
 

@@ -95,3 +95,17 @@ it('puts a request of a new pass behind those still waiting, never ahead of them
   expect(started).toEqual(['a0', 'a1', 'a2', 'a3', 'a4', 'a5', 'a6']);
 });
 
+
+it('never makes /healthz, /readyz or /metrics wait', async () => {
+  let now = 0;
+  const admit = admissionInTurns(5, () => now);
+  const started: string[] = [];
+  const request = (path: string) => ({ path, headers: {}, socket: { remoteAddress: '10.0.0.1' } }) as unknown as Request;
+  const res = { destroyed: false } as Response;
+  admit(request('/api/projects'), res, () => void (now += 6));
+  admit(request('/api/projects'), res, () => void started.push('api'));
+  for (const path of ['/healthz', '/readyz', '/metrics']) admit(request(path), res, () => void started.push(path));
+  expect(started).toEqual(['/healthz', '/readyz', '/metrics']);
+  await new Promise((resolve) => setImmediate(resolve));
+  expect(started).toEqual(['/healthz', '/readyz', '/metrics', 'api']);
+});
