@@ -7,7 +7,7 @@ import { TURN_MS } from '../turns';
  * busy), Node parses them all in one pass of the loop and each one's synchronous start (auth, logging,
  * and for those refused at once, the whole 429 answer) runs back to back: 456 refusals after a flood
  * kept the loop, /healthz and every other team waiting for 680 ms. Here a request that arrives once
- * the current pass has spent `budgetMs` on starting requests waits, holding nothing but its place, and
+ * the current pass has spent `budgetMs` on starting requests waits (holding no database connection), and
  * the waiting ones are started `budgetMs` at a time with a turn of the loop between, one per client
  * in turn: a client sending many requests at once does not push another client's one behind all of
  * its own. A client is its bearer token when the request carries one that looks like the service's
