@@ -6,6 +6,14 @@ import { notFound } from '../http/errors';
 
 const TOKEN_PREFIX = 'pft_';
 
+/**
+ * Whether a secret has the shape of this service's tokens (the prefix, then base64url): told without
+ * a lookup, so a token's owner can be recognised before it is authenticated (http/admission.ts).
+ */
+export function looksLikeToken(secret: string): boolean {
+  return /^pft_[A-Za-z0-9_-]{1,200}$/.test(secret);
+}
+
 export function hashSecret(secret: string): Buffer {
   return crypto.createHash('sha256').update(secret, 'utf8').digest();
 }

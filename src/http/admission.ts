@@ -1,5 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
+import { looksLikeToken } from '../auth/tokens.service';
 import { TURN_MS } from '../turns';
+import { bearerSecret } from './auth';
 
 /*
  * Requests taken up in turns of the event loop, fairly between clients. When hundreds of requests
@@ -18,12 +20,10 @@ const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
 export type Admission = (req: Request, res: Response, next: NextFunction) => void;
 
-const TOKEN = /^Bearer[ ]+pft_[A-Za-z0-9_-]{1,200}\s*$/i;
-
 /** Whom a waiting request's turn belongs to: its bearer token when it looks like one, else its address. */
 function clientOf(req: Request): string {
-  const header = req.headers.authorization;
-  return typeof header === 'string' && TOKEN.test(header) ? header : `address ${req.socket?.remoteAddress ?? ''}`;
+  const secret = bearerSecret(req);
+  return secret !== undefined && looksLikeToken(secret) ? `token ${secret}` : `address ${req.socket?.remoteAddress ?? ''}`;
 }
 
 /** `clock` gives milliseconds (tests set it). */

@@ -13,11 +13,16 @@ declare module 'express-serve-static-core' {
 
 const BEARER = /^Bearer[ ]+([^\s]+)\s*$/i;
 
+/** The secret of a request's `Authorization: Bearer <secret>`, or undefined. */
+export function bearerSecret(req: Request): string | undefined {
+  return BEARER.exec(req.headers.authorization ?? '')?.[1] || undefined;
+}
+
 export function requireToken(db: Knex, cache: TokenCache) {
   return async (req: Request, _res: Response, next: NextFunction) => {
-    const match = BEARER.exec(req.headers.authorization ?? '');
-    if (!match?.[1]) throw new AppError(401, 'UNAUTHORIZED', 'A bearer token is required (Authorization: Bearer <token>)');
-    const hash = hashSecret(match[1]);
+    const secret = bearerSecret(req);
+    if (!secret) throw new AppError(401, 'UNAUTHORIZED', 'A bearer token is required (Authorization: Bearer <token>)');
+    const hash = hashSecret(secret);
     const key = hash.toString('hex');
     const actor = await cache.lookup(key, () => authenticateHash(db, hash));
     if (!actor) throw new AppError(401, 'UNAUTHORIZED', 'The bearer token is invalid or revoked');
