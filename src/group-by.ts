@@ -1,18 +1,19 @@
 import { TURN_MS, turns } from './turns';
 
+/** Adds `value` to its key's group, a new group at the end for a new key. */
+function addTo<K, V>(groups: Map<K, V[]>, key: K, value: V): void {
+  const group = groups.get(key);
+  if (group) group.push(value);
+  else groups.set(key, [value]);
+}
+
 /**
  * Groups items by key: groups in order of first appearance, items in their order, each item mapped by
  * `valueOf` (itself by default).
  */
 export function groupBy<T, K, V = T>(items: Iterable<T>, keyOf: (item: T) => K, valueOf?: (item: T) => V): Map<K, V[]> {
   const groups = new Map<K, V[]>();
-  for (const item of items) {
-    const key = keyOf(item);
-    const value = valueOf ? valueOf(item) : (item as unknown as V);
-    const group = groups.get(key);
-    if (group) group.push(value);
-    else groups.set(key, [value]);
-  }
+  for (const item of items) addTo(groups, keyOf(item), valueOf ? valueOf(item) : (item as unknown as V));
   return groups;
 }
 
@@ -22,10 +23,7 @@ export async function groupByInTurns<T, K>(items: readonly T[], keyOf: (item: T)
   const pace = turns(budgetMs);
   for (const item of items) {
     if (pace.due()) await pace.take();
-    const key = keyOf(item);
-    const group = groups.get(key);
-    if (group) group.push(item);
-    else groups.set(key, [item]);
+    addTo(groups, keyOf(item), item);
   }
   return groups;
 }
