@@ -8,6 +8,7 @@ import {
   TaskTotals,
 } from '../../src/finance/calculator';
 import { Decimal } from '../../src/finance/money';
+import { countingTurns } from '../support/turns';
 
 const d = (v: string | number) => new Decimal(v);
 const ids = { ann: 'a0000000-0000-4000-8000-000000000001', ben: 'b0000000-0000-4000-8000-000000000002', cy: 'c0000000-0000-4000-8000-000000000003', zed: 'f0000000-0000-4000-8000-000000000009' };
@@ -218,16 +219,7 @@ describe('rollUp', () => {
       { id: 'R', parentId: null, billable: true, totals: totals(1) },
       ...Array.from({ length: 40 }, (_, i) => ({ id: `T${i}`, parentId: 'R', billable: true, totals: totals(i) })),
     ];
-    let turnsSeen = 0;
-    let rolling = true;
-    const count = () => {
-      if (!rolling) return;
-      turnsSeen++;
-      setImmediate(count);
-    };
-    setImmediate(count);
-    const rolled = await rollUp(many, () => true, 0);
-    rolling = false;
+    const { result: rolled, turns: turnsSeen } = await countingTurns(() => rollUp(many, () => true, 0));
     expect(rolled.get('R')?.totals.fixedCost.toNumber()).toBe(1 + (39 * 40) / 2);
     expect(rolled.get('R')?.subTasks).toBe(40);
     expect(turnsSeen).toBeGreaterThanOrEqual(2 * many.length);

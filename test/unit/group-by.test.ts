@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { groupBy, groupByInTurns } from '../../src/group-by';
+import { countingTurns } from '../support/turns';
 
 describe('groupBy', () => {
   it('keeps groups in order of first appearance and items in order, mapping values when asked', () => {
@@ -31,17 +32,8 @@ describe('groupByInTurns', () => {
 
   it('lets other callbacks run while it groups', async () => {
     const rows = Array.from({ length: 50 }, (_, i) => ({ key: i % 3 }));
-    let turnsSeen = 0;
-    let grouping = true;
-    const count = () => {
-      if (!grouping) return;
-      turnsSeen++;
-      setImmediate(count);
-    };
-    setImmediate(count);
     // A budget of 0 ms: a turn before every item, so the counter runs once per item (in one go: never).
-    const groups = await groupByInTurns(rows, (r) => r.key, 0);
-    grouping = false;
+    const { result: groups, turns: turnsSeen } = await countingTurns(() => groupByInTurns(rows, (r) => r.key, 0));
     expect([...groups.keys()]).toEqual([0, 1, 2]);
     expect(turnsSeen).toBeGreaterThanOrEqual(rows.length - 1);
   });

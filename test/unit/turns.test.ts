@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { jsonArrayInTurns, toJson } from '../../src/http/respond';
 import { nextTurn, turns } from '../../src/turns';
+import { countingTurns } from '../support/turns';
 
 describe('turns', () => {
   it('is due once its time budget has passed, and taking a turn lets waiting callbacks run first', async () => {
@@ -34,17 +35,8 @@ describe('jsonArrayInTurns', () => {
 
   it('lets other callbacks run while it renders', async () => {
     const array = Array.from({ length: 100 }, (_, i) => ({ id: i, name: `task ${i}`, nested: { a: [i, i + 1] } }));
-    let turnsSeen = 0;
-    let rendering = true;
-    const count = () => {
-      if (!rendering) return;
-      turnsSeen++;
-      setImmediate(count);
-    };
-    setImmediate(count);
     // A budget of 0 ms: a turn before every item, so the counter runs once per item (in one go: never).
-    const text = await jsonArrayInTurns(array, 0);
-    rendering = false;
+    const { result: text, turns: turnsSeen } = await countingTurns(() => jsonArrayInTurns(array, 0));
     expect(toJson(text)).toBe(JSON.stringify(array));
     expect(turnsSeen).toBeGreaterThanOrEqual(array.length - 1);
   });
