@@ -6,6 +6,7 @@ import * as datedCosting from './20261124_004_dated_costing';
 import * as memberProjects from './20261125_005_member_projects';
 import * as storedTotals from './20261125_006_stored_totals';
 import * as inputMarks from './20261125_007_input_marks';
+import * as coveringTotals from './20261125_008_covering_totals';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -21,6 +22,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125_005_member_projects', memberProjects],
   ['20261125_006_stored_totals', storedTotals],
   ['20261125_007_input_marks', inputMarks],
+  ['20261125_008_covering_totals', coveringTotals],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
