@@ -5,10 +5,12 @@ import type { Knex } from 'knex';
  * participants and cost lines (finance.repository's participantsInScope: every refresh, preview,
  * ranged list and export of cost lines) find them in the index alone instead of visiting a table page
  * per row. A project's rows are spread over the whole table (time logs of all projects arrive
- * interleaved): on the benchmark's 10,000-task project that was one page per row for 400,000 rows,
- * most of a rate-card preview's database time (BENCHMARKS.md, eighth run). Index-only reads need the
- * pages marked all-visible, which (auto)vacuum does. The cost: an update of a total is no longer a
- * HOT update (the index holds the value), which the time-log benchmark measures.
+ * interleaved): on the benchmark's 10,000-task project that was a table page per row for 400,000 rows
+ * (one 150-task statement of a preview: 177 ms, 75-81 ms after; BENCHMARKS.md, eighth run).
+ * Index-only reads need the pages marked all-visible, which (auto)vacuum does (the embedded database
+ * runs none: there nothing changes but the index's size). The cost: an update of a total is no longer
+ * a HOT update (the index holds the value), which the time-log benchmark measures. The keys are
+ * rebuilt under an exclusive lock: time logs and finance reads wait while a large database migrates.
  */
 const TABLES = [
   { table: 'task_member_time', key: 'team_id, task_id, team_member_id' },
