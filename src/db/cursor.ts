@@ -14,20 +14,37 @@ let cursors = 0;
  * planned for reading every row (PostgreSQL otherwise plans a cursor for its first tenth).
  */
 export async function readInBatches<T>(db: Knex, sql: string, bindings: Readonly<Record<string, unknown>>, batch = CURSOR_BATCH): Promise<T[]> {
-  if (!Number.isInteger(batch) || batch < 1) throw new Error(`readInBatches needs a batch of at least one row, not ${batch}`);
-  // Its own name: two reads may share a transaction.
-  const cursor = `batched_rows_${++cursors}`;
   const read = async (trx: Knex) => {
-    await trx.raw('set local cursor_tuple_fraction = 1');
-    await trx.raw(`declare ${cursor} no scroll cursor for ${sql}`, bindings);
     const rows: T[] = [];
-    for (;;) {
-      const fetched = ((await trx.raw(`fetch forward ${batch} from ${cursor}`)) as { rows: T[] }).rows;
-      for (const row of fetched) rows.push(row);
-      if (fetched.length < batch) break;
-    }
-    await trx.raw(`close ${cursor}`);
+    for await (const fetched of batchesOf<T>(trx, sql, bindings, batch)) for (const row of fetched) rows.push(row);
     return rows;
   };
   return (db as Knex.Transaction).isTransaction ? read(db) : db.transaction(read);
+}
+
+/**
+ * The rows of one statement as they are fetched through a cursor, `batch` rows at a time, in the
+ * caller's transaction: for a caller that reduces them as they come, so no more than a batch of them
+ * is held at once. The cursor is closed when the caller has read every batch or stops early.
+ */
+export async function* batchesOf<T>(trx: Knex, sql: string, bindings: Readonly<Record<string, unknown>>, batch = CURSOR_BATCH): AsyncGenerator<T[]> {
+  if (!Number.isInteger(batch) || batch < 1) throw new Error(`Reading in batches needs a batch of at least one row, not ${batch}`);
+  if (!(trx as Knex.Transaction).isTransaction) throw new Error('A cursor lives in a transaction: read its batches in one');
+  // Its own name: two reads may share a transaction.
+  const cursor = `batched_rows_${++cursors}`;
+  await trx.raw('set local cursor_tuple_fraction = 1');
+  await trx.raw(`declare ${cursor} no scroll cursor for ${sql}`, bindings);
+  let open = true;
+  try {
+    for (;;) {
+      const fetched = ((await trx.raw(`fetch forward ${batch} from ${cursor}`)) as { rows: T[] }).rows;
+      if (fetched.length > 0) yield fetched;
+      if (fetched.length < batch) break;
+    }
+    await trx.raw(`close ${cursor}`);
+    open = false;
+  } finally {
+    // Stopped early (the caller's loop ended, or a statement failed): closed if the transaction still can.
+    if (open) await trx.raw(`close ${cursor}`).catch(() => undefined);
+  }
 }

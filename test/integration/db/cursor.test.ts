@@ -1,7 +1,10 @@
-import { readInBatches } from '../../../src/db/cursor';
+import { batchesOf, readInBatches } from '../../../src/db/cursor';
 import { Harness, startHarness } from '../../support/harness';
 
-/* readInBatches (src/db/cursor.ts): the statement's rows, in order, however many batches they take. */
+/*
+ * readInBatches and batchesOf (src/db/cursor.ts): the statement's rows, in order, however many batches
+ * they take; batch by batch, with the cursor closed however the reader stops.
+ */
 let h: Harness;
 
 beforeAll(async () => {
@@ -42,4 +45,23 @@ it("runs in the caller's transaction, which it leaves usable for a second read a
 
 it('refuses a batch of no rows (a fetch of 0 rows would never end)', async () => {
   await expect(readInBatches(h.db, series, { label: 'x', count: 3 }, 0)).rejects.toThrow(/at least one row/);
+});
+
+it('hands the rows out batch by batch, and closes the cursor when the reader stops early', async () => {
+  await h.db.transaction(async (trx) => {
+    const sizes: number[] = [];
+    for await (const rows of batchesOf(trx, series, { label: 'x', count: 250 }, 100)) sizes.push(rows.length);
+    expect(sizes).toEqual([100, 100, 50]);
+    const firsts: unknown[] = [];
+    for await (const rows of batchesOf(trx, series, { label: 'x', count: 250 }, 100)) {
+      firsts.push(rows);
+      break;
+    }
+    expect(firsts).toEqual([expected(100)]);
+    expect((await trx.raw("select count(*)::int as open from pg_cursors where name like 'batched_rows_%'")).rows).toEqual([{ open: 0 }]);
+  });
+});
+
+it('reads batches only in a transaction (a cursor ends with its statement outside one)', async () => {
+  await expect(batchesOf(h.db, series, { label: 'x', count: 3 }).next()).rejects.toThrow(/transaction/);
 });
