@@ -140,6 +140,18 @@ function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLin
     .sort(compareLines);
 }
 
+/** A member's cost lines on a task (section 3b rule 4) and their sums: its logged hours and actual cost (rules 3 and 5). */
+export function laborOfLines(lines: readonly CostLineInput[], currency: string): { costLines: CostLine[]; loggedHours: Decimal; actualCost: Decimal } {
+  const costLines = costLinesOf(lines, currency);
+  let loggedHours = ZERO;
+  let actualCost = ZERO;
+  for (const line of costLines) {
+    loggedHours = loggedHours.plus(line.loggedHours);
+    actualCost = actualCost.plus(line.actualCost);
+  }
+  return { costLines, loggedHours, actualCost };
+}
+
 /**
  * Rules 2, 3 and 7: the task's estimate split among its assignees (in rule 7's order), each share in
  * hours and costed at the member's rate today; by member id.
@@ -161,7 +173,7 @@ export function computeTaskFinance(task: TaskInput, currency: string): TaskFinan
   const estimates = estimatesOf(task.estimatedHours, members, currency);
 
   const figures = members.map((member): MemberFigures => {
-    const costLines = costLinesOf(member.costLines, currency);
+    const { costLines, loggedHours, actualCost } = laborOfLines(member.costLines, currency);
     const estimate = estimates.get(member.teamMemberId);
     return {
       teamMemberId: member.teamMemberId,
@@ -170,9 +182,9 @@ export function computeTaskFinance(task: TaskInput, currency: string): TaskFinan
       jobRole: member.jobRole ?? UNASSIGNED_ROLE,
       hourlyRate: member.hourlyRate ?? ZERO,
       estimatedHours: estimate?.estimatedHours ?? ZERO,
-      loggedHours: sum(costLines.map((line) => line.loggedHours)),
+      loggedHours,
       estimatedCost: estimate?.estimatedCost ?? ZERO,
-      actualCost: sum(costLines.map((line) => line.actualCost)),
+      actualCost,
       costLines,
     };
   });
@@ -200,6 +212,40 @@ export function totalsWithEstimateOf(
     actualLaborCost: actual.actualLaborCost,
     fixedCost: task.fixedCost,
   });
+}
+
+/** Some members' cost lines on a task before and after a change. */
+export type LinesChange = { before: readonly CostLineInput[]; after: readonly CostLineInput[] };
+
+/**
+ * A task's logged hours and actual labor cost after a change of some of its members' cost lines (a
+ * change of rates from a day on: the lines of the other members are the same before and after): its
+ * figures before (`actual`, as computeTaskFinance computed them) less what the changed members' lines
+ * gave before, plus what they give after (rule 6 sums the members, section 3b rule 4 a member's
+ * lines). Equal to computeTaskFinance's on the inputs after the change.
+ */
+export function actualAfterLinesChange(
+  actual: Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>,
+  changes: readonly LinesChange[],
+  currency: string,
+): Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'> {
+  let { loggedHours, actualLaborCost } = actual;
+  // A line before and one after of the same role, rate and seconds count the same: both left out.
+  const same = (a: CostLineInput, b: CostLineInput) => a.jobRole === b.jobRole && a.seconds === b.seconds && a.hourlyRate.equals(b.hourlyRate);
+  for (const change of changes) {
+    const changedBefore: CostLineInput[] = [];
+    const changedAfter = [...change.after];
+    for (const line of change.before) {
+      const twin = changedAfter.findIndex((other) => same(line, other));
+      if (twin >= 0) changedAfter.splice(twin, 1);
+      else changedBefore.push(line);
+    }
+    const before = laborOfLines(changedBefore, currency);
+    const after = laborOfLines(changedAfter, currency);
+    loggedHours = loggedHours.minus(before.loggedHours).plus(after.loggedHours);
+    actualLaborCost = actualLaborCost.minus(before.actualCost).plus(after.actualCost);
+  }
+  return { loggedHours, actualLaborCost };
 }
 
 function totalsOf(estimatedHours: Decimal, fixedCost: Decimal, members: readonly MemberFigures[]): TaskTotals {

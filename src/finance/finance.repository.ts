@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { turns } from '../turns';
 import { prepared } from '../db/prepared';
-import { readInBatches } from '../db/cursor';
+import { batchesOf, readInBatches } from '../db/cursor';
 import { hotQuery } from '../db/hot-query';
 import { todayOf } from '../clock';
 import type { ProjectRow } from '../projects/projects.repository';
@@ -128,6 +128,12 @@ type ParticipantPart = {
   last_day: string | null;
 };
 
+/** SQL: rate-card entries (those `source` holds) as the days each is in force, from its day until its role's next entry's. */
+const RATE_PERIODS = (source: string) => `
+       select job_role_id, hourly_rate, effective_from,
+              coalesce(lead(effective_from) over (partition by job_role_id order by effective_from), 'infinity'::date)
+       from ${source}`;
+
 /**
  * SQL, CTEs over :projectId: `project_today (day)`, today in its time zone at the service clock's
  * instant :now; `role_period` and `rate_period`, each dated role and rate entry as the days it is in
@@ -142,17 +148,35 @@ const DATED_PERIODS = `project_today (day) as (
               coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
        from project_member_roles where team_id = :teamId and project_id = :projectId
      ),
-     rate_period (job_role_id, hourly_rate, starts, ends) as (
-       select job_role_id, hourly_rate, effective_from,
-              coalesce(lead(effective_from) over (partition by job_role_id order by effective_from), 'infinity'::date)
-       from project_rate_cards where team_id = :teamId and project_id = :projectId
-     )`;
+     rate_period (job_role_id, hourly_rate, starts, ends) as (${RATE_PERIODS('project_rate_cards where team_id = :teamId and project_id = :projectId')})`;
 
 /** SQL joins (over DATED_PERIODS): the role today of the member `member` (`jr`, its name) and that role's rate today (`rate`). */
 const ROLE_AND_RATE_TODAY = (member: string) => `cross join project_today pt
      left join role_period role on role.team_member_id = ${member} and pt.day >= role.starts and pt.day < role.ends
      left join job_roles jr on jr.team_id = :teamId and jr.id = role.job_role_id
      left join rate_period rate on rate.job_role_id = role.job_role_id and pt.day >= rate.starts and pt.day < rate.ends`;
+
+/**
+ * SQL (over DATED_PERIODS): the cost lines (CONTRACT section 3b rule 4) of the per-day totals `d` that
+ * `join` and `where` keep (from `days`, task_member_day_time or rows of it): each task and member's
+ * logged seconds grouped by the role on the day and that role's rate on the day (0 without one), with
+ * the first and last day of each line. With
+ * `ratesBefore` (a CTE of rate periods like rate_period), grouped by the rate on the day in those
+ * periods too (`hourly_rate_before`): lines of two rate cards at once, each a merge of these.
+ */
+const COST_LINES = (join: string, where: string, ratesBefore?: string, days = 'task_member_day_time') => `
+       select d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0)) as hourly_rate,
+              ${ratesBefore ? 'trim_scale(coalesce(old.hourly_rate, 0)) as hourly_rate_before,' : ''}
+              sum(d.total_seconds) as seconds, min(d.day) as first_day, max(d.day) as last_day
+       from ${days} d
+       ${join}
+       left join role_period role on role.team_member_id = d.team_member_id and d.day >= role.starts and d.day < role.ends
+       left join rate_period rate on rate.job_role_id = role.job_role_id and d.day >= rate.starts and d.day < rate.ends
+       ${ratesBefore ? `left join ${ratesBefore} old on old.job_role_id = role.job_role_id and d.day >= old.starts and d.day < old.ends` : ''}
+       where d.total_seconds > 0 and ${where}
+       group by d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0))${
+         ratesBefore ? ', trim_scale(coalesce(old.hourly_rate, 0))' : ''
+       }`;
 
 /**
  * The people taking part in the tasks in scope (CONTRACT section 3 rule 1), with their role and its
@@ -185,18 +209,10 @@ export async function participantsInScope(
        from assigned a full join logged l on l.task_id = a.task_id and l.team_member_id = a.team_member_id
      ),
      ${DATED_PERIODS},
-     line as (
-       select d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0)) as hourly_rate,
-              sum(d.total_seconds) as seconds, min(d.day) as first_day, max(d.day) as last_day
-       from task_member_day_time d
-       join scope s on d.team_id = :teamId and d.task_id = s.id
-       left join role_period role on role.team_member_id = d.team_member_id and d.day >= role.starts and d.day < role.ends
-       left join rate_period rate on rate.job_role_id = role.job_role_id and d.day >= rate.starts and d.day < rate.ends
-       where d.total_seconds > 0
-         and (cast(:from as date) is null or d.day >= cast(:from as date))
-         and (cast(:to as date) is null or d.day <= cast(:to as date))
-       group by d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0))
-     )
+     line as (${COST_LINES(
+       'join scope s on d.team_id = :teamId and d.task_id = s.id',
+       '(cast(:from as date) is null or d.day >= cast(:from as date)) and (cast(:to as date) is null or d.day <= cast(:to as date))',
+     )})
      select 0 as kind, p.task_id, p.team_member_id, p.is_assignee as a, p.has_logged_time as b,
             null::text as name, null::text as avatar_url, null::text as job_role, null::text as hourly_rate,
             null::bigint as seconds, null::text as first_day, null::text as last_day
@@ -228,7 +244,15 @@ export async function estimateInputs(
   taskIds: readonly string[],
   now: string,
 ): Promise<{ assignees: ParticipantRow[]; actuals: Map<string, { logged_hours: string; actual_labor_cost: string }> }> {
-  const bindings = { teamId, projectId, taskIds: taskIds.join(','), now };
+  return { assignees: await assigneesToday(db, teamId, projectId, taskIds, now), actuals: await storedActuals(db, teamId, taskIds) };
+}
+
+/**
+ * The assignees of some tasks with their name, avatar, and role and rate today (participant rows
+ * without cost lines: `has_logged_time` false, which no estimate rule reads): what costs the tasks'
+ * estimates.
+ */
+export async function assigneesToday(db: Knex, teamId: string, projectId: string, taskIds: readonly string[], now: string): Promise<ParticipantRow[]> {
   const assignees = await db.raw(
     `with ${DATED_PERIODS}
      select a.task_id, m.id as team_member_id, m.name, m.avatar_url, jr.name as job_role, rate.hourly_rate::text as hourly_rate
@@ -236,22 +260,24 @@ export async function estimateInputs(
      join team_members m on m.team_id = a.team_id and m.id = a.team_member_id
      ${ROLE_AND_RATE_TODAY('m.id')}
      where a.team_id = :teamId and a.task_id = any(string_to_array(:taskIds, ',')::uuid[])`,
-    bindings,
+    { teamId, projectId, taskIds: taskIds.join(','), now },
   );
+  return (assignees.rows as Omit<ParticipantRow, 'is_assignee' | 'has_logged_time' | 'cost_lines'>[]).map((row) => ({
+    ...row,
+    is_assignee: true,
+    has_logged_time: false,
+    cost_lines: [],
+  }));
+}
+
+/** Some tasks' logged hours and actual labor cost as stored, by task. */
+async function storedActuals(db: Knex, teamId: string, taskIds: readonly string[]) {
   const actuals = await db.raw(
     `select task_id, logged_hours::text as logged_hours, actual_labor_cost::text as actual_labor_cost from task_labor
      where team_id = :teamId and task_id = any(string_to_array(:taskIds, ',')::uuid[])`,
-    bindings,
+    { teamId, taskIds: taskIds.join(',') },
   );
-  return {
-    assignees: (assignees.rows as Omit<ParticipantRow, 'is_assignee' | 'has_logged_time' | 'cost_lines'>[]).map((row) => ({
-      ...row,
-      is_assignee: true,
-      has_logged_time: false,
-      cost_lines: [],
-    })),
-    actuals: new Map((actuals.rows as { task_id: string; logged_hours: string; actual_labor_cost: string }[]).map((row) => [row.task_id, row])),
-  };
+  return new Map((actuals.rows as { task_id: string; logged_hours: string; actual_labor_cost: string }[]).map((row) => [row.task_id, row]));
 }
 
 /**
@@ -392,6 +418,22 @@ function costedTasks(rows: readonly { why: 'logged' | 'assigned'; task_id: strin
 }
 
 /**
+ * SQL CTEs (over DATED_PERIODS): `changed (team_member_id, starts, ends)`, the days from :from on on
+ * which a member's role is one of :roles (a comma-separated list), and `changed_pair (task_id,
+ * team_member_id)`, each task and member with time logged on such a day: the members' cost lines
+ * that a change of those roles' rates from :from on can change.
+ */
+const CHANGED_PAIRS = `changed (team_member_id, starts, ends) as (
+       select team_member_id, greatest(starts, cast(:from as date)), ends from role_period
+       where job_role_id = any(string_to_array(:roles, ',')::uuid[]) and ends > cast(:from as date)
+     ),
+     changed_pair (task_id, team_member_id) as (
+       select distinct d.task_id, d.team_member_id from task_member_day_time d
+       join changed c on c.team_member_id = d.team_member_id and d.day >= c.starts and d.day < c.ends
+       where d.team_id = :teamId and d.project_id = :projectId and d.day >= cast(:from as date) and d.total_seconds > 0
+     )`;
+
+/**
  * The tasks of a project whose own figures a change of the rates of `roles` from `from` on can change
  * (CONTRACT section 3b): those with time logged on or after that day by someone whose role on the day
  * is one of them, and, when the change takes effect by today, those whose assignees' role today is
@@ -408,13 +450,8 @@ export async function tasksCostedAt(
   if (roles.length === 0) return { logged: [], assigned: [] };
   const result = await db.raw(
     `with ${DATED_PERIODS},
-     changed (team_member_id, starts, ends) as (
-       select team_member_id, greatest(starts, cast(:from as date)), ends from role_period
-       where job_role_id = any(string_to_array(:roles, ',')::uuid[]) and ends > cast(:from as date)
-     )
-     select distinct 'logged' as why, d.task_id from task_member_day_time d
-     join changed c on c.team_member_id = d.team_member_id and d.day >= c.starts and d.day < c.ends
-     where d.team_id = :teamId and d.project_id = :projectId and d.day >= cast(:from as date) and d.total_seconds > 0
+     ${CHANGED_PAIRS}
+     select distinct 'logged' as why, task_id from changed_pair
      union
      select 'assigned', a.task_id from task_assignees a
      join tasks t on t.team_id = a.team_id and t.id = a.task_id and t.project_id = :projectId
@@ -424,6 +461,82 @@ export async function tasksCostedAt(
     { teamId, projectId, roles: roles.join(','), from, now },
   );
   return costedTasks(result.rows);
+}
+
+/** A rate-card entry as rateEntries answers it. */
+export type RateEntryRow = { job_role_id: string; effective_from: string; hourly_rate: string | null };
+
+/**
+ * Seconds a member logged on a task with one role on the days, at one rate before a change and one
+ * after it (costLinesChangedAt): a part of one cost line of each card.
+ */
+export type ChangedLineRow = {
+  task_id: string;
+  team_member_id: string;
+  job_role_id: string | null;
+  job_role: string | null;
+  hourly_rate_before: string;
+  hourly_rate: string;
+  seconds: number;
+  first_day: string;
+  last_day: string;
+};
+
+/**
+ * The cost lines (CONTRACT section 3b rule 4, over all days) of the members whose lines a change of
+ * the rates of `roles` from `from` on can change (CHANGED_PAIRS), under two rate cards at once: the one
+ * the statement's snapshot holds (`hourly_rate`: read in a savepoint that made the change, the card
+ * after it) and `before` (the entries before the change, `hourly_rate_before`). Each row is the
+ * seconds of one role at one rate of each card: grouped by role and either rate, the lines of either
+ * card (labor.ts's linesChangeByTask). In batches as they are fetched (a change can reach every line
+ * of a project), ordered by task, then member.
+ *
+ * In a transaction only: those members' per-day totals are first copied to a temporary table, with
+ * statistics, and the roles and rates joined to that. Joined straight to the statement that finds
+ * them, the planner expected a handful of rows and compared each of the 125,000 days of a change of
+ * every role on the benchmark's largest project with every role and rate period (nested loops, 2.5 s;
+ * BENCHMARKS.md, eighth run).
+ */
+export async function* costLinesChangedAt(
+  trx: Knex,
+  teamId: string,
+  projectId: string,
+  roles: readonly string[],
+  from: string,
+  before: readonly RateEntryRow[],
+  now: string,
+): AsyncGenerator<ChangedLineRow[]> {
+  if (roles.length === 0) return;
+  if (!(trx as Knex.Transaction).isTransaction) throw new Error('costLinesChangedAt reads through a temporary table and a cursor: call it in a transaction');
+  const bindings = { teamId, projectId, roles: roles.join(','), from, before: JSON.stringify(before), now };
+  await trx.raw(
+    `create temporary table changed_days on commit drop as
+     with ${DATED_PERIODS},
+     ${CHANGED_PAIRS}
+     select d.team_id, d.task_id, d.team_member_id, d.day, d.total_seconds from task_member_day_time d
+     join changed_pair cp on d.team_id = :teamId and d.task_id = cp.task_id and d.team_member_id = cp.team_member_id`,
+    bindings,
+  );
+  try {
+    await trx.raw('analyze changed_days');
+    const lines = batchesOf<ChangedLineRow & { seconds: string | number }>(
+      trx,
+      `with ${DATED_PERIODS},
+       rate_period_before (job_role_id, hourly_rate, starts, ends) as (${RATE_PERIODS(
+         'json_to_recordset(cast(:before as json)) as e (job_role_id uuid, hourly_rate numeric, effective_from date)',
+       )}),
+       line as (${COST_LINES('', 'true', 'rate_period_before', 'changed_days')})
+       select l.task_id, l.team_member_id, l.job_role_id, jr.name as job_role, l.hourly_rate_before::text as hourly_rate_before,
+              l.hourly_rate::text as hourly_rate, l.seconds, l.first_day::text as first_day, l.last_day::text as last_day
+       from line l left join job_roles jr on jr.team_id = :teamId and jr.id = l.job_role_id
+       order by l.task_id, l.team_member_id`,
+      bindings,
+    );
+    // seconds: a bigint sum, text from pg and a number from PGlite.
+    for await (const rows of lines) yield rows.map((row) => ({ ...row, seconds: Number(row.seconds) }));
+  } finally {
+    await trx.raw('drop table if exists changed_days').catch(() => undefined);
+  }
 }
 
 /** A mark of a changed input that is not a task (stale_inputs): a member's role or display, or a role's rate, from a day on. */

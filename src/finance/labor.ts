@@ -3,7 +3,7 @@ import { groupBy } from '../group-by';
 import { toJson } from '../json';
 import { nowIso } from '../clock';
 import { turns } from '../turns';
-import { CostLineInput, MemberInput, TaskFinance, computeTaskFinance, totalsWithEstimateOf, variance } from './calculator';
+import { CostLineInput, LinesChange, MemberInput, TaskFinance, computeTaskFinance, totalsWithEstimateOf, variance } from './calculator';
 import { Decimal, toDecimal } from './money';
 import { presentAssignees, presentGroups, presentMembers } from './present';
 import * as repo from './finance.repository';
@@ -54,6 +54,45 @@ function memberInputOf(row: repo.ParticipantRow, decimal: (text: string) => Deci
   };
 }
 
+/**
+ * costLinesChangedAt's batches as the calculator takes them: task by task (its rows come ordered by
+ * task, then member), each member's cost lines before and after the change. A row is the seconds of
+ * one role at one rate of each card; a line of a card is the rows of one role and one rate of that
+ * card added up (seconds summed, from the first row's first day to the last row's last day). Only the
+ * task at hand is held, in turns of the event loop (a change can reach every line of a project).
+ */
+export async function* linesChangeByTask(batches: AsyncIterable<readonly repo.ChangedLineRow[]>): AsyncGenerator<{ taskId: string; changes: LinesChange[] }> {
+  const decimal = decimalCache();
+  // A member's lines on a task are a handful: found by a look along a short list, not by a map each.
+  type Line = CostLineInput & { roleId: string | null; rate: string };
+  const add = (lines: Line[], row: repo.ChangedLineRow, rate: string) => {
+    const line = lines.find((candidate) => candidate.roleId === row.job_role_id && candidate.rate === rate);
+    if (!line) {
+      lines.push({ roleId: row.job_role_id, rate, jobRole: row.job_role, hourlyRate: decimal(rate), seconds: row.seconds, firstDay: row.first_day, lastDay: row.last_day });
+      return;
+    }
+    line.seconds += row.seconds;
+    if (row.first_day < line.firstDay) line.firstDay = row.first_day;
+    if (row.last_day > line.lastDay) line.lastDay = row.last_day;
+  };
+  let task: { id: string; pairs: Map<string, { before: Line[]; after: Line[] }> } | undefined;
+  const pace = turns();
+  for await (const rows of batches) {
+    for (const row of rows) {
+      if (pace.due()) await pace.take();
+      if (task?.id !== row.task_id) {
+        if (task) yield { taskId: task.id, changes: [...task.pairs.values()] };
+        task = { id: row.task_id, pairs: new Map() };
+      }
+      let pair = task.pairs.get(row.team_member_id);
+      if (!pair) task.pairs.set(row.team_member_id, (pair = { before: [], after: [] }));
+      add(pair.before, row, row.hourly_rate_before);
+      add(pair.after, row, row.hourly_rate);
+    }
+  }
+  if (task) yield { taskId: task.id, changes: [...task.pairs.values()] };
+}
+
 export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<string, MemberInput[]> {
   const decimal = decimalCache();
   return groupBy(rows, (row) => row.task_id, (row) => memberInputOf(row, decimal));
@@ -63,7 +102,7 @@ export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<st
  * Participants by task, read lazily: a task's members are parsed (decimals made) when the task is
  * computed, not all at once before the first yield to the event loop.
  */
-function lazyMembers(rows: readonly repo.ParticipantRow[]) {
+export function lazyMembers(rows: readonly repo.ParticipantRow[]) {
   const byTask = groupBy(rows, (row) => row.task_id);
   const decimal = decimalCache();
   return (taskId: string): MemberInput[] => (byTask.get(taskId) ?? []).map((row) => memberInputOf(row, decimal));

@@ -3,12 +3,12 @@ import type { Actor } from '../auth/roles';
 import { nowIso } from '../clock';
 import { jsonArrayInTurns } from '../json';
 import { turns } from '../turns';
-import type { ProjectRow } from '../projects/projects.repository';
+import { ProjectRow, rateEntries } from '../projects/projects.repository';
 import { applyRateCard, getProject } from '../projects/projects.service';
 import type { RateCardBody } from '../projects/projects.schemas';
-import { TaskFinance, TaskTotals, addTotals, rollUp } from './calculator';
+import { TaskFinance, TaskTotals, actualAfterLinesChange, addTotals, rollUp, taskTotals, totalsWithEstimateOf } from './calculator';
 import { bringCurrent } from './figures';
-import { computeOwnFigures } from './labor';
+import { computeOwnFigures, lazyMembers, linesChangeByTask } from './labor';
 import { presentTotals } from './present';
 import { Decimal, ZERO, toDecimal } from './money';
 import * as repo from './finance.repository';
@@ -20,15 +20,23 @@ import * as repo from './finance.repository';
  * the project go on (a concurrent rate-card change waits for the preview's rows, as long as it runs).
  *
  * 1. Inside a savepoint, the change is written by the same code as the PUT (applyRateCard); the roles
- *    whose rate on some day from the change's first day on differs are found; the tasks those rates
- *    cost (finance.repository's tasksCostedAt) are computed by the calculator: their figures after.
- *    The savepoint is rolled back.
- * 2. The same tasks' figures without the change: as stored (what their breakdowns answer) when the
- *    stored figures are current in the snapshot, else computed by the calculator. Every other task's
- *    figures are unchanged by construction (its lines and rates are the same days at the same rates).
- * 3. The project's totals before are the unfiltered list's (the stored roll-ups, brought current
- *    first; computed from every task if they are not current in the snapshot); after = before + the
- *    changed tasks' differences (only tasks under no archived ancestor count, as in the list).
+ *    whose rate on some day from the change's first day on differs are found, and the tasks those
+ *    rates cost (finance.repository's tasksCostedAt), as the refresh after the real change finds them.
+ *    The savepoint is rolled back. Every other task's figures are unchanged by construction (its lines
+ *    and rates are the same days at the same rates).
+ * 2. Those tasks' figures before and after the change, one of two ways:
+ *    - when the project's stored figures are current in the snapshot (the preview brings them current
+ *      first), from them (changeFromStored): before as stored (what the breakdowns answer); after, the
+ *      stored figures less what the members' cost lines the change can change gave, plus what they
+ *      give after it, and the estimates of the tasks whose assignees' rate today changes costed again.
+ *      Only those members' lines are read and costed, not every member's every day;
+ *    - else (a write committed between), computed by the calculator from every input of those tasks,
+ *      with the change and without it (changeComputed).
+ *    Both are the calculator's rules (calculator.ts's actualAfterLinesChange equals a whole
+ *    recomputation); test/integration/finance/rate-preview.test.ts holds each way to the real change.
+ * 3. The project's totals before are the unfiltered list's (the stored roll-ups; computed from every
+ *    task if they are not current in the snapshot); after = before + the changed tasks' differences
+ *    (only tasks under no archived ancestor count, as in the list).
  */
 
 /** The own figures of the given tasks (or of every task) at the instant `now`, in creation order. */
@@ -74,10 +82,8 @@ const presentCosts = (totals: TaskTotals) => ({
   total_actual_cost: totals.totalActualCost,
 });
 
-/** The unfiltered list's totals: stored and current, or from every task's own figures. */
-async function projectTotals(db: Knex, teamId: string, project: ProjectRow, now: string): Promise<TaskTotals> {
-  const stored = await repo.storedProjectSums(db, teamId, project.id, now);
-  if (stored.current) return storedTotals(stored);
+/** The unfiltered list's totals computed from every task's own figures (the stored ones are not current). */
+async function computedProjectTotals(db: Knex, teamId: string, project: ProjectRow, now: string): Promise<TaskTotals> {
   const all = await ownFigures(db, teamId, project, now, 'all');
   const tree = all.tasks.map((task) => ({
     id: task.id,
@@ -129,33 +135,97 @@ async function rolledBack<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<
   throw new Error('A rolled-back transaction committed');
 }
 
+/** What a rate change does to the tasks it can change: each one's own figures before and after it. */
+type Change = { effectiveFrom: string; tasks: readonly { id: string; name: string }[]; before: Map<string, TaskTotals>; after: Map<string, TaskTotals> };
+
+/**
+ * The change's figures from the stored figures (current in the transaction's snapshot): the cost
+ * lines it can change (finance.repository's costLinesChangedAt), read in the savepoint with the rates
+ * after it and those before it, task by task; each task's logged hours and actual cost are its stored
+ * ones less what its changed lines gave before plus what they give after, its estimate costed again
+ * with today's rates after the change when an assignee's rate today changes (calculator's
+ * actualAfterLinesChange and totalsWithEstimateOf, which equal a whole recomputation on the same
+ * inputs). Only the members whose lines change are read, not every member's every logged day
+ * (BENCHMARKS.md, eighth run).
+ */
+async function changeFromStored(trx: Knex, actor: Actor, project: ProjectRow, body: RateCardBody, now: string): Promise<Change> {
+  const teamId = actor.teamId;
+  const ratesBefore = await rateEntries(trx, teamId, project.id);
+  return rolledBack(trx, async (savepoint) => {
+    const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
+    const costed = await repo.tasksCostedAt(savepoint, teamId, project.id, roles, effectiveFrom, now);
+    const taskIds = [...new Set([...costed.logged, ...costed.assigned])];
+    // The stored figures, which the change in this savepoint leaves as they were: the figures before.
+    const stored = await repo.storedOwnFigures(savepoint, teamId, project.id, taskIds, now);
+    const before = new Map(stored.rows.map((row) => [row.task_id, storedTotals(row)]));
+    const beforeOf = (taskId: string) => {
+      const was = before.get(taskId);
+      if (!was) throw new Error(`Task ${taskId} has no stored figures to preview a change of`);
+      return was;
+    };
+    // Logged hours and actual costs after: as stored, less the changed lines before, plus them after.
+    const actuals = new Map<string, Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>>();
+    const batches = repo.costLinesChangedAt(savepoint, teamId, project.id, roles, effectiveFrom, ratesBefore, now);
+    for await (const { taskId, changes } of linesChangeByTask(batches)) {
+      if (before.has(taskId)) actuals.set(taskId, actualAfterLinesChange(beforeOf(taskId), changes, project.currency));
+    }
+    const assigneesOf = lazyMembers(costed.assigned.length ? await repo.assigneesToday(savepoint, teamId, project.id, costed.assigned, now) : []);
+    const estimated = new Set(costed.assigned);
+    const tasks = taskIds.length ? await repo.tasksInScope(savepoint, teamId, { kind: 'tasks', projectId: project.id, taskIds }) : [];
+    const after = new Map<string, TaskTotals>();
+    const pace = turns();
+    for (const task of tasks) {
+      if (pace.due()) await pace.take();
+      const was = beforeOf(task.id);
+      const actual = actuals.get(task.id) ?? was;
+      if (!estimated.has(task.id)) {
+        // No assignee's role today has a changed rate: the estimate's cost is as stored.
+        after.set(task.id, taskTotals({ ...was, loggedHours: actual.loggedHours, actualLaborCost: actual.actualLaborCost }));
+        continue;
+      }
+      const input = { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members: assigneesOf(task.id) };
+      after.set(task.id, totalsWithEstimateOf(input, actual, project.currency));
+    }
+    return { effectiveFrom, tasks, before, after };
+  });
+}
+
+/** The change's figures computed from every input of the tasks it can change (the stored figures are not current). */
+async function changeComputed(trx: Knex, actor: Actor, project: ProjectRow, body: RateCardBody, now: string): Promise<Change> {
+  const changed = await rolledBack(trx, async (savepoint) => {
+    const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
+    const costed = await repo.tasksCostedAt(savepoint, actor.teamId, project.id, roles, effectiveFrom, now);
+    const taskIds = [...new Set([...costed.logged, ...costed.assigned])];
+    return { effectiveFrom, taskIds, after: await ownFigures(savepoint, actor.teamId, project, now, taskIds) };
+  });
+  const before = await figuresBefore(trx, actor.teamId, project, now, changed.taskIds);
+  const totalsOf = (finances: Map<string, TaskFinance>) => new Map([...finances].map(([id, finance]) => [id, finance.totals]));
+  return { effectiveFrom: changed.effectiveFrom, tasks: changed.after.tasks, before: totalsOf(before.finances), after: totalsOf(changed.after.finances) };
+}
+
+/** How the preview is computed; tests take the longer way (changeComputed) with `fromStored` false. */
+export const previewSettings = { fromStored: true };
+
 export async function previewRateCard(db: Knex, actor: Actor, projectId: string, body: RateCardBody) {
   const now = nowIso();
-  // The stored totals current first, so the snapshot below usually reads them instead of computing every task.
+  // The stored figures current first, so the snapshot below usually reads them instead of computing every task.
   await getProject(db, actor.teamId, projectId);
   await bringCurrent(db, actor.teamId, projectId, now);
   return rolledBack(
     db,
     async (trx) => {
       const project = await getProject(trx, actor.teamId, projectId);
-      // 1. The change, in a savepoint: the figures after it of the tasks it can change.
-      const changed = await rolledBack(trx, async (savepoint) => {
-        const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
-        const costed = await repo.tasksCostedAt(savepoint, actor.teamId, projectId, roles, effectiveFrom, now);
-        const taskIds = [...new Set([...costed.logged, ...costed.assigned])];
-        return { effectiveFrom, taskIds, after: await ownFigures(savepoint, actor.teamId, project, now, taskIds) };
-      });
-      // 2. The same tasks without it: their stored figures when current in this snapshot, else computed.
-      const before = await figuresBefore(trx, actor.teamId, project, now, changed.taskIds);
+      const stored = await repo.storedProjectSums(trx, actor.teamId, projectId, now);
+      const change = stored.current && previewSettings.fromStored ? await changeFromStored(trx, actor, project, body, now) : await changeComputed(trx, actor, project, body, now);
       const listed = await listedTaskIds(trx, actor.teamId, projectId);
-      const totalsBefore = await projectTotals(trx, actor.teamId, project, now);
+      const totalsBefore = stored.current ? storedTotals(stored) : await computedProjectTotals(trx, actor.teamId, project, now);
       const delta = Object.fromEntries(FIGURES.map((figure) => [figure, ZERO])) as Record<(typeof FIGURES)[number], Decimal>;
       const tasks = [];
       const pace = turns();
-      for (const task of changed.after.tasks) {
+      for (const task of change.tasks) {
         if (pace.due()) await pace.take();
-        const was = before.finances.get(task.id)?.totals as TaskTotals;
-        const is = changed.after.finances.get(task.id)?.totals as TaskTotals;
+        const was = change.before.get(task.id) as TaskTotals;
+        const is = change.after.get(task.id) as TaskTotals;
         if (listed.has(task.id)) for (const figure of FIGURES) delta[figure] = delta[figure].plus(is[figure]).minus(was[figure]);
         if (COSTS.every((figure) => was[figure].equals(is[figure]))) continue;
         tasks.push({ id: task.id, name: task.name, before: presentCosts(was), after: presentCosts(is) });
@@ -164,7 +234,7 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
       return {
         project_id: project.id,
         currency: project.currency,
-        effective_from: changed.effectiveFrom,
+        effective_from: change.effectiveFrom,
         project_totals: { before: presentTotals(totalsBefore), after: presentTotals(totalsAfter) },
         // Thousands of tasks: rendered a slice at a time, not in one go when the response is sent.
         tasks: await jsonArrayInTurns(tasks),

@@ -1,5 +1,7 @@
 import {
+  CostLineInput,
   MemberInput,
+  actualAfterLinesChange,
   combineTaskFinances,
   compareText,
   computeTaskFinance,
@@ -131,6 +133,45 @@ describe('computeTaskFinance', () => {
       ['alice', ids.zed],
       ['bob', ids.cy],
     ]);
+  });
+});
+
+describe('actualAfterLinesChange', () => {
+  const line = (jobRole: string, rate: string, seconds: number, day: string): CostLineInput => ({ jobRole, hourlyRate: d(rate), seconds, firstDay: day, lastDay: day });
+
+  it('takes a member\'s lines before out and its lines after in, each line rounded on its own', () => {
+    // Ann logged 5000 s as Dev at 100 (one line: 1.39 h, 139.00); Dev goes to 110 for her later days,
+    // so her lines become 2500 s at 100 (0.69 h, 69.00) and 2500 s at 110 (0.69 h, 75.90). Cy is not
+    // touched: 4000 s at 50.5 (1.11 h, 56.055 -> 56.06). Before: 2.50 h, 195.06; after: 2.49 h, 200.96.
+    const before = { loggedHours: d('2.50'), actualLaborCost: d('195.06') };
+    const ann = { before: [line('Dev', '100', 5000, '2026-05-20')], after: [line('Dev', '100', 2500, '2026-05-20'), line('Dev', '110', 2500, '2026-06-20')] };
+    expect(plain(actualAfterLinesChange(before, [ann], 'USD'))).toEqual({ loggedHours: '2.49', actualLaborCost: '200.96' });
+    expect(plain(actualAfterLinesChange(before, [], 'USD'))).toEqual({ loggedHours: '2.5', actualLaborCost: '195.06' });
+  });
+
+  it('equals a whole recomputation of the task after the change, whichever members change (random tasks)', () => {
+    let seed = 7;
+    const random = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const rates = ['0', '33.33', '50.5', '100', '101.125'];
+    const lines = () => Array.from({ length: random(4) }, () => line(['Dev', 'QA'][random(2)] as string, rates[random(rates.length)] as string, 1 + random(20_000), '2026-03-01'));
+    for (let round = 0; round < 300; round++) {
+      const currency = ['USD', 'JPY', 'KWD'][random(3)] as string;
+      const before = Array.from({ length: 1 + random(4) }, (_, i) => {
+        const costLines = lines();
+        return { ...member({ teamMemberId: `m${i}`, name: `M${i}`, isAssignee: random(2) === 0 }), hasLoggedTime: costLines.length > 0, costLines };
+      });
+      const changedAt = new Set(before.filter(() => random(2) === 0).map((m) => m.teamMemberId));
+      // A changed member keeps some of its lines (a change leaves lines before its day as they were).
+      const after = before.map((m) => (changedAt.has(m.teamMemberId) ? { ...m, costLines: [...m.costLines.filter(() => random(2) === 0), ...lines()] } : m));
+      const changes = before.filter((m) => changedAt.has(m.teamMemberId)).map((m, i) => ({ before: m.costLines, after: after.filter((a) => changedAt.has(a.teamMemberId))[i]?.costLines ?? [] }));
+      const task = { estimatedHours: d(3), fixedCost: d(0) };
+      const was = computeTaskFinance({ ...task, members: before }, currency).totals;
+      const is = computeTaskFinance({ ...task, members: after.map((m) => ({ ...m, hasLoggedTime: m.hasLoggedTime || m.costLines.length > 0 })) }, currency).totals;
+      expect({ round, ...(plain(actualAfterLinesChange(was, changes, currency)) as object) }).toEqual({ round, loggedHours: plain(is.loggedHours), actualLaborCost: plain(is.actualLaborCost) });
+    }
   });
 });
 

@@ -1,4 +1,5 @@
 import { setClock } from '../../../src/clock';
+import { previewSettings } from '../../../src/finance/preview';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from '../figures/check';
@@ -17,6 +18,7 @@ beforeAll(async () => {
   h = await startHarness();
 });
 afterAll(async () => {
+  previewSettings.fromStored = true;
   setClock(undefined);
   await h.close();
 });
@@ -38,7 +40,13 @@ const COSTS = ['estimated_labor_cost', 'actual_labor_cost', 'total_estimated_cos
 const TOTALS = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'] as const;
 const DAYS = ['2026-01-01', '2026-03-15', '2026-06-01', '2026-09-30', '2026-11-20', '2026-11-21', '2027-02-01'];
 
-it('answers before and after exactly as the breakdowns and the list do around the real change, writing nothing', async () => {
+// Both ways a preview is computed: from the stored figures and the changed members' lines (when the
+// stored figures are current, as they are after the reads below), and from every input of the tasks.
+it.each([
+  ['from the stored figures and the changed lines', true],
+  ['from every input of the tasks it changes', false],
+])('answers before and after exactly as the breakdowns and the list do around the real change, writing nothing (%s)', async (_way, fromStored) => {
+  previewSettings.fromStored = fromStored;
   const random = generator(Number(process.env.PROPERTY_SEED ?? 20261124));
   const project = await createProject(h.api, { currency: random.pick(['USD', 'JPY', 'KWD']) });
   const roles = [];
