@@ -157,7 +157,12 @@ async function changeFromStored(trx: Knex, actor: Actor, project: ProjectRow, bo
     const taskIds = [...new Set([...costed.logged, ...costed.assigned])];
     // The stored figures, which the change in this savepoint leaves as they were: the figures before.
     const stored = await repo.storedOwnFigures(savepoint, teamId, project.id, taskIds, now);
-    const before = new Map(stored.rows.map((row) => [row.task_id, storedTotals(row)]));
+    const before = new Map<string, TaskTotals>();
+    const pace = turns();
+    for (const row of stored.rows) {
+      if (pace.due()) await pace.take();
+      before.set(row.task_id, storedTotals(row));
+    }
     const beforeOf = (taskId: string) => {
       const was = before.get(taskId);
       if (!was) throw new Error(`Task ${taskId} has no stored figures to preview a change of`);
@@ -173,7 +178,6 @@ async function changeFromStored(trx: Knex, actor: Actor, project: ProjectRow, bo
     const estimated = new Set(costed.assigned);
     const tasks = taskIds.length ? await repo.tasksInScope(savepoint, teamId, { kind: 'tasks', projectId: project.id, taskIds }) : [];
     const after = new Map<string, TaskTotals>();
-    const pace = turns();
     for (const task of tasks) {
       if (pace.due()) await pace.take();
       const was = beforeOf(task.id);

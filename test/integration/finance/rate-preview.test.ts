@@ -1,4 +1,6 @@
 import { setClock } from '../../../src/clock';
+import { CURSOR_BATCH } from '../../../src/db/cursor';
+import { readSettings } from '../../../src/finance/finance.repository';
 import { previewSettings } from '../../../src/finance/preview';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
@@ -19,6 +21,7 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   previewSettings.fromStored = true;
+  readSettings.batchedFrom = CURSOR_BATCH;
   setClock(undefined);
   await h.close();
 });
@@ -47,6 +50,8 @@ it.each([
   ['from every input of the tasks it changes', false],
 ])('answers before and after exactly as the breakdowns and the list do around the real change, writing nothing (%s)', async (_way, fromStored) => {
   previewSettings.fromStored = fromStored;
+  // The reads of many tasks (through a cursor) taken from a few tasks on, as a large project's are.
+  readSettings.batchedFrom = 2;
   const random = generator(Number(process.env.PROPERTY_SEED ?? 20261124));
   const project = await createProject(h.api, { currency: random.pick(['USD', 'JPY', 'KWD']) });
   const roles = [];
