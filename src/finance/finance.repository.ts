@@ -52,14 +52,14 @@ function scopeCte(teamId: string, scope: Scope): { sql: string; bindings: Bindin
   };
 }
 
+/** From how many tasks a read of theirs goes through a cursor (tests make it small, to go through many batches). */
+export const readSettings = { batchedFrom: CURSOR_BATCH };
+
 /**
  * A statement's rows: in batches through a cursor when they can be many (`many`: a whole project's
  * thousands of rows, which the driver would otherwise parse in one stretch of the event loop), else in
  * one answer.
  */
-/** From how many tasks a read of theirs goes through a cursor (tests make it small, to go through many batches). */
-export const readSettings = { batchedFrom: CURSOR_BATCH };
-
 async function readRows<T>(db: Knex, sql: string, bindings: Readonly<Record<string, unknown>>, many: boolean): Promise<T[]> {
   if (many) return readInBatches<T>(db, sql, bindings);
   return ((await db.raw(sql, bindings as Record<string, string>)) as { rows: T[] }).rows;
@@ -548,7 +548,7 @@ export async function* costLinesChangedAt(
        order by l.task_id, l.team_member_id`,
       bindings,
     );
-    // seconds: a bigint sum, text from pg and a number from PGlite.
+    // seconds: a sum of bigints, numeric, which both drivers answer as text.
     for await (const rows of lines) yield rows.map((row) => ({ ...row, seconds: Number(row.seconds) }));
   } finally {
     await trx.raw('drop table if exists changed_days').catch(() => undefined);

@@ -28,9 +28,10 @@ import * as repo from './finance.repository';
  *    - when the project's stored figures are current in the snapshot (the preview brings them current
  *      first), from them (changeFromStored): before as stored (what the breakdowns answer); after, the
  *      stored figures less what the members' cost lines the change can change gave, plus what they
- *      give after it, and the estimates of the tasks whose assignees' rate today changes costed again.
+ *      give after it, and the estimates costed again of the tasks with an assignee whose role today
+ *      has a changed rate (when the change takes effect by today).
  *      Only those members' lines are read and costed, not every member's every day;
- *    - else (a write committed between), computed by the calculator from every input of those tasks,
+ *    - else (a write committed between, or a task's stored row missing), computed by the calculator from every input of those tasks,
  *      with the change and without it (changeComputed).
  *    Both are the calculator's rules (calculator.ts's actualAfterLinesChange equals a whole
  *    recomputation); test/integration/finance/rate-preview.test.ts holds each way to the real change.
@@ -143,12 +144,12 @@ type Change = { effectiveFrom: string; tasks: readonly { id: string; name: strin
  * lines it can change (finance.repository's costLinesChangedAt), read in the savepoint with the rates
  * after it and those before it, task by task; each task's logged hours and actual cost are its stored
  * ones less what its changed lines gave before plus what they give after, its estimate costed again
- * with today's rates after the change when an assignee's rate today changes (calculator's
+ * with today's rates after the change when an assignee's role today has a changed rate (calculator's
  * actualAfterLinesChange and totalsWithEstimateOf, which equal a whole recomputation on the same
  * inputs). Only the members whose lines change are read, not every member's every logged day
  * (BENCHMARKS.md, eighth run).
  */
-async function changeFromStored(trx: Knex, actor: Actor, project: ProjectRow, body: RateCardBody, now: string): Promise<Change> {
+async function changeFromStored(trx: Knex, actor: Actor, project: ProjectRow, body: RateCardBody, now: string): Promise<Change | undefined> {
   const teamId = actor.teamId;
   const ratesBefore = await rateEntries(trx, teamId, project.id);
   return rolledBack(trx, async (savepoint) => {
@@ -157,17 +158,16 @@ async function changeFromStored(trx: Knex, actor: Actor, project: ProjectRow, bo
     const taskIds = [...new Set([...costed.logged, ...costed.assigned])];
     // The stored figures, which the change in this savepoint leaves as they were: the figures before.
     const stored = await repo.storedOwnFigures(savepoint, teamId, project.id, taskIds, now);
+    const tasks = taskIds.length ? await repo.tasksInScope(savepoint, teamId, { kind: 'tasks', projectId: project.id, taskIds }) : [];
+    // A live task without stored figures (its row removed by hand) is not worked from: the caller computes.
+    if (stored.rows.length !== tasks.length) return undefined;
     const before = new Map<string, TaskTotals>();
     const pace = turns();
     for (const row of stored.rows) {
       if (pace.due()) await pace.take();
       before.set(row.task_id, storedTotals(row));
     }
-    const beforeOf = (taskId: string) => {
-      const was = before.get(taskId);
-      if (!was) throw new Error(`Task ${taskId} has no stored figures to preview a change of`);
-      return was;
-    };
+    const beforeOf = (taskId: string) => before.get(taskId) as TaskTotals;
     // Logged hours and actual costs after: as stored, less the changed lines before, plus them after.
     const actuals = new Map<string, Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>>();
     const batches = repo.costLinesChangedAt(savepoint, teamId, project.id, roles, effectiveFrom, ratesBefore, now);
@@ -176,14 +176,13 @@ async function changeFromStored(trx: Knex, actor: Actor, project: ProjectRow, bo
     }
     const assigneesOf = lazyMembers(costed.assigned.length ? await repo.assigneesToday(savepoint, teamId, project.id, costed.assigned, now) : []);
     const estimated = new Set(costed.assigned);
-    const tasks = taskIds.length ? await repo.tasksInScope(savepoint, teamId, { kind: 'tasks', projectId: project.id, taskIds }) : [];
     const after = new Map<string, TaskTotals>();
     for (const task of tasks) {
       if (pace.due()) await pace.take();
       const was = beforeOf(task.id);
       const actual = actuals.get(task.id) ?? was;
       if (!estimated.has(task.id)) {
-        // No assignee's role today has a changed rate: the estimate's cost is as stored.
+        // No assignee's role today has a changed rate (or the change starts after today): the estimate's cost is as stored.
         after.set(task.id, taskTotals({ ...was, loggedHours: actual.loggedHours, actualLaborCost: actual.actualLaborCost }));
         continue;
       }
@@ -220,7 +219,8 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
     async (trx) => {
       const project = await getProject(trx, actor.teamId, projectId);
       const stored = await repo.storedProjectSums(trx, actor.teamId, projectId, now);
-      const change = stored.current && previewSettings.fromStored ? await changeFromStored(trx, actor, project, body, now) : await changeComputed(trx, actor, project, body, now);
+      const fromStored = stored.current && previewSettings.fromStored ? await changeFromStored(trx, actor, project, body, now) : undefined;
+      const change = fromStored ?? (await changeComputed(trx, actor, project, body, now));
       const listed = await listedTaskIds(trx, actor.teamId, projectId);
       const totalsBefore = stored.current ? storedTotals(stored) : await computedProjectTotals(trx, actor.teamId, project, now);
       const delta = Object.fromEntries(FIGURES.map((figure) => [figure, ZERO])) as Record<(typeof FIGURES)[number], Decimal>;

@@ -76,6 +76,10 @@ it.each([
     const day = `2026-${String(1 + random.int(12)).padStart(2, '0')}-${String(1 + random.int(28)).padStart(2, '0')}`;
     await logTime(h.api, random.pick(tasks).id, random.pick(members).id, { seconds: 60 + random.int(20_000), logged_at: `${day}T${String(random.int(24)).padStart(2, '0')}:30:00Z` });
   }
+  // An archived task with time logged after every effective day: no preview counts it.
+  const archived = await createTask(h.api, project.id, { estimated_hours: 5, assignee_ids: members.map((m) => m.id) });
+  await logTime(h.api, archived.id, members[0]?.id as string, { seconds: 7200, logged_at: '2027-03-01T10:00:00Z' });
+  await h.api.delete(`/api/tasks/${archived.id}`).expect(200);
 
   const breakdowns = async () => {
     const out = new Map<string, Record<string, number>>();
@@ -119,4 +123,27 @@ it.each([
     }
   }
   await expectProjectMatchesOracle(h, project.id);
+});
+
+it('answers as from every input when a task has lost its stored figures (removed by hand), not a 500', async () => {
+  const project = await createProject(h.api);
+  const role = await createJobRole(h.api);
+  await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 40 }]);
+  const member = await createMember(h.api, { name: 'Solo' });
+  await addToProject(h.api, project.id, member.id, role.id);
+  const task = await createTask(h.api, project.id, { estimated_hours: 2, assignee_ids: [member.id] });
+  await logTime(h.api, task.id, member.id, { seconds: 3600, logged_at: '2026-10-01T09:00:00Z' });
+  await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
+  const body = { roles: [{ job_role_id: role.id, hourly_rate: 50 }], effective_from: '2026-09-01' };
+  const preview = async (fromStored: boolean) => {
+    previewSettings.fromStored = fromStored;
+    return (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, body).expect(200)).body.body.tasks;
+  };
+  // 1 h logged and 2 h estimated, both from 40 to 50.
+  const expected = [{ id: task.id, name: task.name, before: { estimated_labor_cost: 80, actual_labor_cost: 40, total_estimated_cost: 80, total_actual_cost: 40 }, after: { estimated_labor_cost: 100, actual_labor_cost: 50, total_estimated_cost: 100, total_actual_cost: 50 } }];
+  expect(await preview(true)).toEqual(expected);
+  await h.db('task_labor').where({ team_id: h.teamId, task_id: task.id }).delete();
+  expect(await preview(true)).toEqual(expected);
+  expect(await preview(false)).toEqual(expected);
+  previewSettings.fromStored = true;
 });
