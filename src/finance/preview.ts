@@ -29,10 +29,10 @@ import * as repo from './finance.repository';
  *      first), from them (changeFromStored): before as stored (what the breakdowns answer); after, the
  *      stored figures less what the members' cost lines the change can change gave, plus what they
  *      give after it, and the estimates costed again of the tasks with an assignee whose role today
- *      has a changed rate (when the change takes effect by today).
- *      Only those members' lines are read and costed, not every member's every day;
- *    - else (a write committed between, or a task's stored row missing), computed by the calculator from every input of those tasks,
- *      with the change and without it (changeComputed).
+ *      has a changed rate (when the change takes effect by today). Only those members' lines are
+ *      read and costed, not every member's every day;
+ *    - else (a write committed between, or a task's stored row missing), computed by the calculator
+ *      from every input of those tasks, with the change and without it (changeComputed).
  *    Both are the calculator's rules (calculator.ts's actualAfterLinesChange equals a whole
  *    recomputation); test/integration/finance/rate-preview.test.ts holds each way to the real change.
  * 3. The project's totals before are the unfiltered list's (the stored roll-ups; computed from every
@@ -182,7 +182,8 @@ async function changeFromStored(trx: Knex, actor: Actor, project: ProjectRow, bo
       const was = beforeOf(task.id);
       const actual = actuals.get(task.id) ?? was;
       if (!estimated.has(task.id)) {
-        // No assignee's role today has a changed rate (or the change starts after today): the estimate's cost is as stored.
+        // No assignee's role today has a changed rate (or the change starts after today): the
+        // estimate's cost is as stored.
         after.set(task.id, taskTotals({ ...was, loggedHours: actual.loggedHours, actualLaborCost: actual.actualLaborCost }));
         continue;
       }
