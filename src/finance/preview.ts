@@ -96,9 +96,8 @@ async function computedProjectTotals(db: Knex, teamId: string, project: ProjectR
   return addTotals(all.tasks.filter((task) => task.parent_task_id === null).map((task) => rolled.get(task.id)?.totals as TaskTotals));
 }
 
-/** The ids of the non-archived tasks of the project under no archived ancestor (what the list counts). */
-async function listedTaskIds(db: Knex, teamId: string, projectId: string): Promise<Set<string>> {
-  const tasks = await repo.tasksInScope(db, teamId, { kind: 'project', projectId });
+/** The ids of the project's non-archived tasks (`tasks`, all of them) under no archived ancestor (what the list counts). */
+async function listedTaskIds(tasks: readonly repo.FinanceTaskRow[]): Promise<Set<string>> {
   const live = new Map(tasks.map((task) => [task.id, task.parent_task_id]));
   const listed = new Set<string>();
   const isListed = (id: string, depth = 0): boolean => {
@@ -149,7 +148,14 @@ type Change = { effectiveFrom: string; tasks: readonly { id: string; name: strin
  * inputs). Only the members whose lines change are read, not every member's every logged day
  * (BENCHMARKS.md, eighth run).
  */
-async function changeFromStored(trx: Knex, actor: Actor, project: ProjectRow, body: RateCardBody, now: string): Promise<Change | undefined> {
+async function changeFromStored(
+  trx: Knex,
+  actor: Actor,
+  project: ProjectRow,
+  projectTasks: readonly repo.FinanceTaskRow[],
+  body: RateCardBody,
+  now: string,
+): Promise<Change | undefined> {
   const teamId = actor.teamId;
   const ratesBefore = await rateEntries(trx, teamId, project.id);
   return rolledBack(trx, async (savepoint) => {
@@ -158,7 +164,9 @@ async function changeFromStored(trx: Knex, actor: Actor, project: ProjectRow, bo
     const taskIds = [...new Set([...costed.logged, ...costed.assigned])];
     // The stored figures, which the change in this savepoint leaves as they were: the figures before.
     const stored = await repo.storedOwnFigures(savepoint, teamId, project.id, taskIds, now);
-    const tasks = taskIds.length ? await repo.tasksInScope(savepoint, teamId, { kind: 'tasks', projectId: project.id, taskIds }) : [];
+    // The change writes no task: the project's tasks read before it, in creation order.
+    const costedIds = new Set(taskIds);
+    const tasks = projectTasks.filter((task) => costedIds.has(task.id));
     // A live task without stored figures (its row removed by hand) is not worked from: the caller computes.
     if (stored.rows.length !== tasks.length) return undefined;
     const before = new Map<string, TaskTotals>();
@@ -220,9 +228,10 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
     async (trx) => {
       const project = await getProject(trx, actor.teamId, projectId);
       const stored = await repo.storedProjectSums(trx, actor.teamId, projectId, now);
-      const fromStored = stored.current && previewSettings.fromStored ? await changeFromStored(trx, actor, project, body, now) : undefined;
+      const projectTasks = await repo.tasksInScope(trx, actor.teamId, { kind: 'project', projectId });
+      const fromStored = stored.current && previewSettings.fromStored ? await changeFromStored(trx, actor, project, projectTasks, body, now) : undefined;
       const change = fromStored ?? (await changeComputed(trx, actor, project, body, now));
-      const listed = await listedTaskIds(trx, actor.teamId, projectId);
+      const listed = await listedTaskIds(projectTasks);
       const totalsBefore = stored.current ? storedTotals(stored) : await computedProjectTotals(trx, actor.teamId, project, now);
       const delta = Object.fromEntries(FIGURES.map((figure) => [figure, ZERO])) as Record<(typeof FIGURES)[number], Decimal>;
       const tasks = [];
