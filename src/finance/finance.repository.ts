@@ -55,10 +55,12 @@ function scopeCte(teamId: string, scope: Scope): { sql: string; bindings: Bindin
 /** From how many tasks a read of theirs goes through a cursor (tests make it small, to go through many batches). */
 export const readSettings = { batchedFrom: CURSOR_BATCH };
 
+/** Whether a read of `count` tasks' rows goes through a cursor (readRows). */
+const manyTasks = (count: number) => count > readSettings.batchedFrom;
+
 /**
- * A statement's rows: in batches through a cursor when they can be many (`many`: a whole project's
- * thousands of rows, which the driver would otherwise parse in one stretch of the event loop), else in
- * one answer.
+ * A statement's rows: in batches through a cursor when they can be many (`many`: thousands of tasks'
+ * rows, which the driver would otherwise parse in one stretch of the event loop), else in one answer.
  */
 async function readRows<T>(db: Knex, sql: string, bindings: Readonly<Record<string, unknown>>, many: boolean): Promise<T[]> {
   if (many) return readInBatches<T>(db, sql, bindings);
@@ -94,7 +96,7 @@ export async function tasksInScope(db: Knex, teamId: string, scope: Scope): Prom
      order by t.created_at, t.id`;
   // A whole project's tasks (10,000 rows of the benchmark's largest, parsed in one go: 70-90 ms of
   // the event loop) are fetched in batches; a few tasks in one answer.
-  if (scope.kind === 'project' || (scope.kind === 'tasks' && scope.taskIds.length > readSettings.batchedFrom)) return readRows<FinanceTaskRow>(db, sql, cte.bindings, true);
+  if (scope.kind === 'project' || (scope.kind === 'tasks' && manyTasks(scope.taskIds.length))) return readInBatches<FinanceTaskRow>(db, sql, cte.bindings);
   const result = await named(db.raw(sql, cte.bindings), scope, 'finance_tasks');
   return result.rows;
 }
@@ -275,7 +277,7 @@ export async function assigneesToday(db: Knex, teamId: string, projectId: string
      ${ROLE_AND_RATE_TODAY('m.id')}
      where a.team_id = :teamId and a.task_id = any(string_to_array(:taskIds, ',')::uuid[])`,
     { teamId, projectId, taskIds: taskIds.join(','), now },
-    taskIds.length > readSettings.batchedFrom,
+    manyTasks(taskIds.length),
   );
   return assignees.map((row) => ({
     ...row,
@@ -412,7 +414,7 @@ export async function storedOwnFigures(
          and t.id = any(string_to_array(:taskIds, ',')::uuid[])
      ) own on true`,
     { teamId, projectId, taskIds: taskIds.join(','), ...stampBindings(now) },
-    taskIds.length > readSettings.batchedFrom,
+    manyTasks(taskIds.length),
   );
   return {
     current: Boolean(rows[0]?.current),
