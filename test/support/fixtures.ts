@@ -48,6 +48,16 @@ export async function addToProject(api: Api, projectId: string, memberId: string
   if (res.status !== 201 && res.status !== 200) expectStatus(res, 201, 'add project member');
 }
 
+/** A new project whose one job role costs `hourlyRate` (from the beginning), and one member in that role. */
+export async function projectWithMember(api: Api, hourlyRate: number, memberName: string) {
+  const role = await createJobRole(api);
+  const project = await createProject(api);
+  await setRateCard(api, project.id, [{ job_role_id: role.id, hourly_rate: hourlyRate }]);
+  const member = await createMember(api, { name: memberName });
+  await addToProject(api, project.id, member.id, role.id);
+  return { role, project, member };
+}
+
 export type TaskFields = {
   name?: string;
   estimated_hours?: number;

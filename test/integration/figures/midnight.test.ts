@@ -1,6 +1,6 @@
 import { setClock, today } from '../../../src/clock';
 import { Harness, startHarness } from '../../support/harness';
-import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
+import { addToProject, createJobRole, createMember, createProject, createTask, logTime, projectWithMember, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from './check';
 
 /*
@@ -21,11 +21,7 @@ afterAll(async () => {
 });
 
 it('changes a breakdown and a list at midnight (UTC) when a rate dated tomorrow takes effect', async () => {
-  const role = await createJobRole(h.api);
-  const project = await createProject(h.api);
-  await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 100 }]);
-  const ann = await createMember(h.api, { name: 'Ann' });
-  await addToProject(h.api, project.id, ann.id, role.id);
+  const { role, project, member: ann } = await projectWithMember(h.api, 100, 'Ann');
   const task = await createTask(h.api, project.id, { estimated_hours: 2, assignee_ids: [ann.id] });
   await logTime(h.api, task.id, ann.id, { seconds: 3600 }); // logged now: 2031-05-10 23:59 UTC
   const listPath = `/api/project-finance/project/${project.id}/tasks`;

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { createApp } from '../../../src/app';
 import { createLogger } from '../../../src/logger';
 import { Harness, startHarness } from '../../support/harness';
-import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
+import { createTask, logTime, projectWithMember, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from './check';
 
 /*
@@ -29,11 +29,7 @@ const stampCurrent = async (projectId: string) => {
 
 /** A project at 50 an hour with one member, Ann, assigned to its one task of 4 hours. */
 async function projectWithTask() {
-  const role = await createJobRole(h.api);
-  const project = await createProject(h.api);
-  await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 50 }]);
-  const ann = await createMember(h.api, { name: 'Ann' });
-  await addToProject(h.api, project.id, ann.id, role.id);
+  const { role, project, member: ann } = await projectWithMember(h.api, 50, 'Ann');
   const task = await createTask(h.api, project.id, { estimated_hours: 4, assignee_ids: [ann.id] });
   return { role, project, ann, task };
 }

@@ -1,6 +1,6 @@
 import { backendFromEnv } from '../../support/backend';
 import { Harness, startHarness } from '../../support/harness';
-import { addToProject, createJobRole, createMember, createProject, createTask, setRateCard } from '../../support/fixtures';
+import { addToProject, createMember, createTask, projectWithMember } from '../../support/fixtures';
 import { expectBreakdownMatchesOracle, expectListMatchesOracle } from './check';
 
 /*
@@ -20,11 +20,7 @@ const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 onPostgres('a member renamed while a task gains it as an assignee', () => {
   it('gives every figure the new name and order, 50 rounds out of 50', async () => {
-    const role = await createJobRole(h.api);
-    const project = await createProject(h.api);
-    await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 100 }]);
-    const a = await createMember(h.api, { name: 'mmm' });
-    await addToProject(h.api, project.id, a.id, role.id);
+    const { role, project, member: a } = await projectWithMember(h.api, 100, 'mmm');
     for (let round = 0; round < 50; round++) {
       const m = await createMember(h.api, { name: `zzz ${round}` });
       await addToProject(h.api, project.id, m.id, role.id);

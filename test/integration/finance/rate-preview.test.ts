@@ -3,7 +3,7 @@ import { CURSOR_BATCH } from '../../../src/db/cursor';
 import { readSettings } from '../../../src/finance/finance.repository';
 import { previewSettings } from '../../../src/finance/preview';
 import { Harness, startHarness } from '../../support/harness';
-import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
+import { addToProject, createJobRole, createMember, createProject, createTask, logTime, projectWithMember, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from '../figures/check';
 
 /*
@@ -126,11 +126,7 @@ it.each([
 });
 
 it('answers as from every input when a task has lost its stored figures (removed by hand), not a 500', async () => {
-  const project = await createProject(h.api);
-  const role = await createJobRole(h.api);
-  await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 40 }]);
-  const member = await createMember(h.api, { name: 'Solo' });
-  await addToProject(h.api, project.id, member.id, role.id);
+  const { role, project, member } = await projectWithMember(h.api, 40, 'Solo');
   const task = await createTask(h.api, project.id, { estimated_hours: 2, assignee_ids: [member.id] });
   await logTime(h.api, task.id, member.id, { seconds: 3600, logged_at: '2026-10-01T09:00:00Z' });
   await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
