@@ -1,6 +1,6 @@
 import { groupBy, groupByInTurns } from '../group-by';
 import { TURN_MS, turns } from '../turns';
-import { Decimal, ZERO, hoursFromSeconds, roundMoney, splitHours, sum } from './money';
+import { Decimal, HOURS_DECIMALS, ZERO, fromScaled, hundredthsOfHour, lineCostInMinorUnits, minorUnit, roundMoney, splitHours, sum } from './money';
 
 /*
  * The finance rules of CONTRACT section 3, as pure functions over exact decimals. No I/O here: the
@@ -127,12 +127,12 @@ function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLin
   return lines
     .filter((line) => line.seconds > 0)
     .map((line) => {
-      const loggedHours = hoursFromSeconds(line.seconds);
+      const hundredths = hundredthsOfHour(line.seconds);
       return {
         jobRole: line.jobRole ?? UNASSIGNED_ROLE,
         hourlyRate: line.hourlyRate,
-        loggedHours,
-        actualCost: roundMoney(loggedHours.times(line.hourlyRate), currency),
+        loggedHours: fromScaled(hundredths, HOURS_DECIMALS),
+        actualCost: fromScaled(lineCostInMinorUnits(hundredths, line.hourlyRate, currency), minorUnit(currency)),
         firstDay: line.firstDay,
         lastDay: line.lastDay,
       };
@@ -214,38 +214,52 @@ export function totalsWithEstimateOf(
   });
 }
 
+/** A member's logged seconds on a task at one role and rate (a cost line, its days left out). */
+export type ChangedLine = Pick<CostLineInput, 'jobRole' | 'hourlyRate' | 'seconds'>;
+
 /** Some members' cost lines on a task before and after a change. */
-export type LinesChange = { before: readonly CostLineInput[]; after: readonly CostLineInput[] };
+export type LinesChange = { before: readonly ChangedLine[]; after: readonly ChangedLine[] };
 
 /**
  * A task's logged hours and actual labor cost after a change of some of its members' cost lines (a
  * change of rates from a day on: the lines of the other members are the same before and after): its
  * figures before (`actual`, as computeTaskFinance computed them) less what the changed members' lines
  * gave before, plus what they give after (rule 6 sums the members, section 3b rule 4 a member's
- * lines). Equal to computeTaskFinance's on the inputs after the change.
+ * lines). Equal to computeTaskFinance's on the inputs after the change. Counted in hundredths of an
+ * hour and minor units (the lines' own rounding), so a task costs two decimals, not several per line.
  */
 export function actualAfterLinesChange(
   actual: Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>,
   changes: readonly LinesChange[],
   currency: string,
 ): Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'> {
-  let { loggedHours, actualLaborCost } = actual;
+  let hundredths = 0n;
+  let minorUnits = 0n;
+  const count = (lines: readonly ChangedLine[], sign: bigint) => {
+    for (const line of lines) {
+      const hours = hundredthsOfHour(line.seconds);
+      hundredths += sign * hours;
+      minorUnits += sign * lineCostInMinorUnits(hours, line.hourlyRate, currency);
+    }
+  };
   // A line before and one after of the same role, rate and seconds count the same: both left out.
-  const same = (a: CostLineInput, b: CostLineInput) => a.jobRole === b.jobRole && a.seconds === b.seconds && a.hourlyRate.equals(b.hourlyRate);
+  const same = (a: ChangedLine, b: ChangedLine) =>
+    a.jobRole === b.jobRole && a.seconds === b.seconds && (a.hourlyRate === b.hourlyRate || a.hourlyRate.equals(b.hourlyRate));
   for (const change of changes) {
-    const changedBefore: CostLineInput[] = [];
+    const changedBefore: ChangedLine[] = [];
     const changedAfter = [...change.after];
     for (const line of change.before) {
       const twin = changedAfter.findIndex((other) => same(line, other));
       if (twin >= 0) changedAfter.splice(twin, 1);
       else changedBefore.push(line);
     }
-    const before = laborOfLines(changedBefore, currency);
-    const after = laborOfLines(changedAfter, currency);
-    loggedHours = loggedHours.minus(before.loggedHours).plus(after.loggedHours);
-    actualLaborCost = actualLaborCost.minus(before.actualCost).plus(after.actualCost);
+    count(changedBefore, -1n);
+    count(changedAfter, 1n);
   }
-  return { loggedHours, actualLaborCost };
+  return {
+    loggedHours: hundredths === 0n ? actual.loggedHours : actual.loggedHours.plus(fromScaled(hundredths, HOURS_DECIMALS)),
+    actualLaborCost: minorUnits === 0n ? actual.actualLaborCost : actual.actualLaborCost.plus(fromScaled(minorUnits, minorUnit(currency))),
+  };
 }
 
 function totalsOf(estimatedHours: Decimal, fixedCost: Decimal, members: readonly MemberFigures[]): TaskTotals {

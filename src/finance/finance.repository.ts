@@ -177,12 +177,13 @@ const ROLE_AND_RATE_TODAY = (member: string) => `cross join project_today pt
  * logged seconds grouped by the role on the day and that role's rate on the day (0 without one), with
  * the first and last day of each line. With
  * `ratesBefore` (a CTE of rate periods like rate_period), grouped by the rate on the day in those
- * periods too (`hourly_rate_before`): lines of two rate cards at once, each a merge of these.
+ * periods too (`hourly_rate_before`): lines of two rate cards at once, each a merge of these, without
+ * their days (what a change of rates costs does not depend on them).
  */
 const COST_LINES = (join: string, where: string, ratesBefore?: string, days = 'task_member_day_time') => `
        select d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0)) as hourly_rate,
-              ${ratesBefore ? 'trim_scale(coalesce(old.hourly_rate, 0)) as hourly_rate_before,' : ''}
-              sum(d.total_seconds) as seconds, min(d.day) as first_day, max(d.day) as last_day
+              ${ratesBefore ? 'trim_scale(coalesce(old.hourly_rate, 0)) as hourly_rate_before,' : 'min(d.day) as first_day, max(d.day) as last_day,'}
+              sum(d.total_seconds) as seconds
        from ${days} d
        ${join}
        left join role_period role on role.team_member_id = d.team_member_id and d.day >= role.starts and d.day < role.ends
@@ -496,8 +497,6 @@ export type ChangedLineRow = {
   hourly_rate_before: string;
   hourly_rate: string;
   seconds: number;
-  first_day: string;
-  last_day: string;
 };
 
 /**
@@ -545,7 +544,7 @@ export async function* costLinesChangedAt(
        )}),
        line as (${COST_LINES('', 'true', 'rate_period_before', 'changed_days')})
        select l.task_id, l.team_member_id, l.job_role_id, jr.name as job_role, l.hourly_rate_before::text as hourly_rate_before,
-              l.hourly_rate::text as hourly_rate, l.seconds, l.first_day::text as first_day, l.last_day::text as last_day
+              l.hourly_rate::text as hourly_rate, l.seconds
        from line l left join job_roles jr on jr.team_id = :teamId and jr.id = l.job_role_id
        order by l.task_id, l.team_member_id`,
       bindings,

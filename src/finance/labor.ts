@@ -3,7 +3,7 @@ import { groupBy } from '../group-by';
 import { toJson } from '../json';
 import { nowIso } from '../clock';
 import { turns } from '../turns';
-import { CostLineInput, LinesChange, MemberInput, TaskFinance, computeTaskFinance, totalsWithEstimateOf, variance } from './calculator';
+import { ChangedLine, CostLineInput, LinesChange, MemberInput, TaskFinance, computeTaskFinance, totalsWithEstimateOf, variance } from './calculator';
 import { Decimal, toDecimal } from './money';
 import { presentAssignees, presentGroups, presentMembers } from './present';
 import * as repo from './finance.repository';
@@ -58,22 +58,17 @@ function memberInputOf(row: repo.ParticipantRow, decimal: (text: string) => Deci
  * costLinesChangedAt's batches as the calculator takes them: task by task (its rows come ordered by
  * task, then member), each member's cost lines before and after the change. A row is the seconds of
  * one role at one rate of each card; a line of a card is the rows of one role and one rate of that
- * card added up (seconds summed, from the first row's first day to the last row's last day). Only the
+ * card added up (seconds summed; the lines' days are not read). Only the
  * task at hand is held, in turns of the event loop (a change can reach every line of a project).
  */
 export async function* linesChangeByTask(batches: AsyncIterable<readonly repo.ChangedLineRow[]>): AsyncGenerator<{ taskId: string; changes: LinesChange[] }> {
   const decimal = decimalCache();
   // A member's lines on a task are a handful: found by a look along a short list, not by a map each.
-  type Line = CostLineInput & { roleId: string | null; rate: string };
+  type Line = ChangedLine & { roleId: string | null; rate: string };
   const add = (lines: Line[], row: repo.ChangedLineRow, rate: string) => {
     const line = lines.find((candidate) => candidate.roleId === row.job_role_id && candidate.rate === rate);
-    if (!line) {
-      lines.push({ roleId: row.job_role_id, rate, jobRole: row.job_role, hourlyRate: decimal(rate), seconds: row.seconds, firstDay: row.first_day, lastDay: row.last_day });
-      return;
-    }
-    line.seconds += row.seconds;
-    if (row.first_day < line.firstDay) line.firstDay = row.first_day;
-    if (row.last_day > line.lastDay) line.lastDay = row.last_day;
+    if (line) line.seconds += row.seconds;
+    else lines.push({ roleId: row.job_role_id, rate, jobRole: row.job_role, hourlyRate: decimal(rate), seconds: row.seconds });
   };
   let task: { id: string; pairs: Map<string, { before: Line[]; after: Line[] }> } | undefined;
   const pace = turns();

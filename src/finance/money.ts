@@ -47,15 +47,57 @@ export function roundHours(hours: Decimal): Decimal {
 }
 
 /**
- * Whole seconds as hours rounded to 2 decimals, half away from zero. For whole non-negative seconds
- * (every logged total) it counts hundredths of an hour in integers: seconds / 36 rounded half up is
- * floor((2 x seconds + 36) / 72), exact below 2^53; anything else goes through decimals.
+ * Whole seconds as hundredths of an hour, half away from zero (rule 4's hours, in integers). For whole
+ * non-negative seconds (every logged total) seconds / 36 rounded half up is floor((2 x seconds + 36) /
+ * 72), exact below 2^53; anything else goes through decimals.
  */
+export function hundredthsOfHour(seconds: number): bigint {
+  if (Number.isSafeInteger(seconds) && seconds >= 0 && seconds < 2 ** 50) return BigInt(Math.floor((2 * seconds + 36) / 72));
+  return BigInt(new Decimal(seconds).div(36).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toFixed(0));
+}
+
+/** Whole seconds as hours rounded to 2 decimals, half away from zero. */
 export function hoursFromSeconds(seconds: number): Decimal {
-  if (Number.isSafeInteger(seconds) && seconds >= 0 && seconds < 2 ** 50) {
-    return new Decimal(`${Math.floor((2 * seconds + 36) / 72)}e-2`);
+  return fromScaled(hundredthsOfHour(seconds), HOURS_DECIMALS);
+}
+
+/** A whole number of 10^-scale as a decimal: (9725, 2) is 97.25. */
+export function fromScaled(units: bigint, scale: number): Decimal {
+  return new Decimal(`${units}e-${scale}`);
+}
+
+/** Decimals as whole numbers of 10^-(their decimal places), once per decimal (they are immutable). */
+const scaledOf = new WeakMap<Decimal, { units: bigint; scale: number }>();
+
+function scaled(value: Decimal): { units: bigint; scale: number } {
+  let found = scaledOf.get(value);
+  if (!found) {
+    const scale = value.decimalPlaces();
+    found = { units: BigInt(value.times(new Decimal(10).pow(scale)).toFixed(0)), scale };
+    scaledOf.set(value, found);
   }
-  return roundHours(new Decimal(seconds).div(3600));
+  return found;
+}
+
+/** n / d rounded half away from zero, for d > 0. */
+function divideHalfUp(n: bigint, d: bigint): bigint {
+  const quotient = n / d;
+  const remainder = n % d;
+  if (2n * (remainder < 0n ? -remainder : remainder) < d) return quotient;
+  return n < 0n ? quotient - 1n : quotient + 1n;
+}
+
+/**
+ * Rule 4's cost of a cost line: `hundredths` hundredths of an hour (its rounded hours) times `rate`,
+ * rounded half away from zero to the currency's minor unit, as a whole number of minor units. Integers
+ * throughout, so exactly roundMoney(hours x rate), without a decimal per step: a preview costs hundreds
+ * of thousands of lines.
+ */
+export function lineCostInMinorUnits(hundredths: bigint, rate: Decimal, currency: string): bigint {
+  const { units, scale } = scaled(rate);
+  const product = hundredths * units;
+  const dropped = HOURS_DECIMALS + scale - minorUnit(currency);
+  return dropped <= 0 ? product * 10n ** BigInt(-dropped) : divideHalfUp(product, 10n ** BigInt(dropped));
 }
 
 /** Whole seconds in `hours` (a JSON number), half away from zero: 0.14125 h is 508.5 s, so 509. */

@@ -1,4 +1,4 @@
-import type { CostLineInput, LinesChange } from '../../src/finance/calculator';
+import type { ChangedLine, LinesChange } from '../../src/finance/calculator';
 import type { ChangedLineRow } from '../../src/finance/finance.repository';
 import { linesChangeByTask } from '../../src/finance/labor';
 
@@ -7,7 +7,7 @@ import { linesChangeByTask } from '../../src/finance/labor';
  * of each card, ordered by task and member) become, task by task, each member's lines before and after
  * the change, however the rows are split into batches.
  */
-const row = (task: string, member: string, role: string | null, before: string, after: string, seconds: number, day: string): ChangedLineRow => ({
+const row = (task: string, member: string, role: string | null, before: string, after: string, seconds: number): ChangedLineRow => ({
   task_id: task,
   team_member_id: member,
   job_role_id: role && `id-${role}`,
@@ -15,21 +15,19 @@ const row = (task: string, member: string, role: string | null, before: string, 
   hourly_rate_before: before,
   hourly_rate: after,
   seconds,
-  first_day: day,
-  last_day: day,
 });
 
 // Ann on task A: as Dev, 100 on both cards before June, 100 -> 110 from June; as QA (50 on both).
 // Ben on task A: no role (0). Ann on task B: Dev 100 -> 110.
 const rows = [
-  row('A', 'ann', 'Dev', '100', '100', 3600, '2025-05-10'),
-  row('A', 'ann', 'Dev', '100', '110', 1800, '2025-06-20'),
-  row('A', 'ann', 'QA', '50', '50', 900, '2025-02-01'),
-  row('A', 'ben', null, '0', '0', 60, '2025-07-01'),
-  row('B', 'ann', 'Dev', '100', '110', 7200, '2025-08-31'),
+  row('A', 'ann', 'Dev', '100', '100', 3600),
+  row('A', 'ann', 'Dev', '100', '110', 1800),
+  row('A', 'ann', 'QA', '50', '50', 900),
+  row('A', 'ben', null, '0', '0', 60),
+  row('B', 'ann', 'Dev', '100', '110', 7200),
 ];
 
-const text = (l: CostLineInput) => `${l.jobRole} ${l.hourlyRate.toFixed()} ${l.seconds} ${l.firstDay}..${l.lastDay}`;
+const text = (l: ChangedLine) => `${l.jobRole} ${l.hourlyRate.toFixed()} ${l.seconds}`;
 const plain = (tasks: { taskId: string; changes: LinesChange[] }[]) =>
   tasks.map(({ taskId, changes }) => ({ taskId, members: changes.map(({ before, after }) => ({ before: before.map(text), after: after.map(text) })) }));
 
@@ -39,13 +37,13 @@ const expected = [
     members: [
       {
         // Before: one Dev line at 100 (both rows); after: 100 before June, 110 from June. QA the same on both.
-        before: ['Dev 100 5400 2025-05-10..2025-06-20', 'QA 50 900 2025-02-01..2025-02-01'],
-        after: ['Dev 100 3600 2025-05-10..2025-05-10', 'Dev 110 1800 2025-06-20..2025-06-20', 'QA 50 900 2025-02-01..2025-02-01'],
+        before: ['Dev 100 5400', 'QA 50 900'],
+        after: ['Dev 100 3600', 'Dev 110 1800', 'QA 50 900'],
       },
-      { before: ['null 0 60 2025-07-01..2025-07-01'], after: ['null 0 60 2025-07-01..2025-07-01'] },
+      { before: ['null 0 60'], after: ['null 0 60'] },
     ],
   },
-  { taskId: 'B', members: [{ before: ['Dev 100 7200 2025-08-31..2025-08-31'], after: ['Dev 110 7200 2025-08-31..2025-08-31'] }] },
+  { taskId: 'B', members: [{ before: ['Dev 100 7200'], after: ['Dev 110 7200'] }] },
 ];
 
 async function collect(batches: ChangedLineRow[][]) {
