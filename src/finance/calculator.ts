@@ -1,6 +1,6 @@
 import { groupBy, groupByInTurns } from '../group-by';
 import { TURN_MS, turns } from '../turns';
-import { Decimal, HOURS_DECIMALS, ZERO, fromScaled, hundredthsOfHour, lineCostInMinorUnits, minorUnit, roundMoney, splitHours, sum } from './money';
+import { Decimal, HOURS_DECIMALS, ZERO, costInMinorUnits, fromScaled, hundredthsOfHour, minorUnit, splitHundredths, sum } from './money';
 
 /*
  * The finance rules of CONTRACT section 3, as pure functions over exact decimals. No I/O here: the
@@ -132,7 +132,7 @@ function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLin
         jobRole: line.jobRole ?? UNASSIGNED_ROLE,
         hourlyRate: line.hourlyRate,
         loggedHours: fromScaled(hundredths, HOURS_DECIMALS),
-        actualCost: fromScaled(lineCostInMinorUnits(hundredths, line.hourlyRate, currency), minorUnit(currency)),
+        actualCost: fromScaled(costInMinorUnits(hundredths, line.hourlyRate, currency), minorUnit(currency)),
         firstDay: line.firstDay,
         lastDay: line.lastDay,
       };
@@ -158,11 +158,12 @@ export function laborOfLines(lines: readonly CostLineInput[], currency: string):
  */
 function estimatesOf(estimatedHours: Decimal, members: readonly MemberInput[], currency: string) {
   const assignees = members.filter((m) => m.isAssignee).sort(compareMembers);
-  const shares = splitHours(estimatedHours, assignees.length);
+  const shares = splitHundredths(estimatedHours, assignees.length);
   return new Map(
     assignees.map((member, index) => {
-      const hours = shares[index] ?? ZERO;
-      return [member.teamMemberId, { estimatedHours: hours, estimatedCost: roundMoney(hours.times(member.hourlyRate ?? ZERO), currency) }];
+      const hundredths = shares[index] ?? 0n;
+      const cost = costInMinorUnits(hundredths, member.hourlyRate ?? ZERO, currency);
+      return [member.teamMemberId, { estimatedHours: fromScaled(hundredths, HOURS_DECIMALS), estimatedCost: fromScaled(cost, minorUnit(currency)) }];
     }),
   );
 }
@@ -239,7 +240,7 @@ export function actualAfterLinesChange(
     for (const line of lines) {
       const hours = hundredthsOfHour(line.seconds);
       hundredths += sign * hours;
-      minorUnits += sign * lineCostInMinorUnits(hours, line.hourlyRate, currency);
+      minorUnits += sign * costInMinorUnits(hours, line.hourlyRate, currency);
     }
   };
   // A line before and one after of the same role, rate and seconds count the same: both left out.

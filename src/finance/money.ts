@@ -88,12 +88,12 @@ function divideHalfUp(n: bigint, d: bigint): bigint {
 }
 
 /**
- * Rule 4's cost of a cost line: `hundredths` hundredths of an hour (its rounded hours) times `rate`,
- * rounded half away from zero to the currency's minor unit, as a whole number of minor units. Integers
- * throughout, so exactly roundMoney(hours x rate), without a decimal per step: a preview costs hundreds
- * of thousands of lines.
+ * What hours cost (an estimate's share, rule 3; a cost line, section 3b rule 4): `hundredths`
+ * hundredths of an hour (the hours, already rounded) times `rate`, rounded half away from zero to the
+ * currency's minor unit, as a whole number of minor units. Integers throughout, so exactly
+ * roundMoney(hours x rate), without a decimal per step: a preview costs hundreds of thousands of lines.
  */
-export function lineCostInMinorUnits(hundredths: bigint, rate: Decimal, currency: string): bigint {
+export function costInMinorUnits(hundredths: bigint, rate: Decimal, currency: string): bigint {
   const { units, scale } = scaled(rate);
   const product = hundredths * units;
   const dropped = HOURS_DECIMALS + scale - minorUnit(currency);
@@ -125,11 +125,17 @@ export function sum(values: Iterable<Decimal>): Decimal {
  * Splits `total` hours into `count` shares in hundredths of an hour by the largest-remainder method.
  * With equal quotas every remainder is equal, so the left-over hundredths go to the first shares.
  */
-export function splitHours(total: Decimal, count: number): Decimal[] {
+export function splitHundredths(total: Decimal, count: number): bigint[] {
   if (count <= 0) return [];
   const hundredths = total.times(100);
   if (!hundredths.isInteger()) throw new RangeError(`Hours to split must have at most 2 decimals: ${total}`);
-  const base = hundredths.divToInt(count);
-  const leftOver = hundredths.minus(base.times(count)).toNumber();
-  return Array.from({ length: count }, (_, index) => base.plus(index < leftOver ? 1 : 0).div(100));
+  const units = BigInt(hundredths.toFixed(0));
+  const base = units / BigInt(count);
+  const leftOver = units - base * BigInt(count);
+  return Array.from({ length: count }, (_, index) => (BigInt(index) < leftOver ? base + 1n : base));
+}
+
+/** splitHours's shares as hours. */
+export function splitHours(total: Decimal, count: number): Decimal[] {
+  return splitHundredths(total, count).map((share) => fromScaled(share, HOURS_DECIMALS));
 }

@@ -240,7 +240,8 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
         if (pace.due()) await pace.take();
         const was = change.before.get(task.id) as TaskTotals;
         const is = change.after.get(task.id) as TaskTotals;
-        if (listed.has(task.id)) for (const figure of FIGURES) delta[figure] = delta[figure].plus(is[figure]).minus(was[figure]);
+        // A figure the change left as it was is the same decimal before and after (most of them): nothing to add.
+        if (listed.has(task.id)) for (const figure of FIGURES) if (is[figure] !== was[figure]) delta[figure] = delta[figure].plus(is[figure]).minus(was[figure]);
         if (COSTS.every((figure) => was[figure].equals(is[figure]))) continue;
         tasks.push({ id: task.id, name: task.name, before: presentCosts(was), after: presentCosts(is) });
       }

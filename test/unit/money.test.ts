@@ -3,7 +3,7 @@ import {
   decimalPlaces,
   hoursFromSeconds,
   hundredthsOfHour,
-  lineCostInMinorUnits,
+  costInMinorUnits,
   isSupportedCurrency,
   minorUnit,
   roundHours,
@@ -90,19 +90,19 @@ describe('hours', () => {
   });
 });
 
-describe('lineCostInMinorUnits (rule 4 in integers)', () => {
+describe('costInMinorUnits (rule 4 in integers)', () => {
   it('costs hundredths of an hour at a rate, rounded half away from zero to the minor unit', () => {
     // 0.34 h x 97.25 = 33.065 -> 33.07 USD (3307 cents); 1.5 h x 99.999 = 149.9985 -> 150.00
-    expect(lineCostInMinorUnits(34n, d('97.25'), 'USD')).toBe(3307n);
-    expect(lineCostInMinorUnits(150n, d('99.999'), 'USD')).toBe(15000n);
+    expect(costInMinorUnits(34n, d('97.25'), 'USD')).toBe(3307n);
+    expect(costInMinorUnits(150n, d('99.999'), 'USD')).toBe(15000n);
     // 0.5 h x 1001 JPY = 500.5 -> 501 yen; 0.01 h x 0.1 = 0.001 USD -> 0
-    expect(lineCostInMinorUnits(50n, d('1001'), 'JPY')).toBe(501n);
-    expect(lineCostInMinorUnits(1n, d('0.1'), 'USD')).toBe(0n);
+    expect(costInMinorUnits(50n, d('1001'), 'JPY')).toBe(501n);
+    expect(costInMinorUnits(1n, d('0.1'), 'USD')).toBe(0n);
     // KWD has 3 decimals: 1.01 h x 2.5 = 2.525 exactly, 2525 fils, nothing rounded; a whole rate scales up
-    expect(lineCostInMinorUnits(101n, d('2.5'), 'KWD')).toBe(2525n);
-    expect(lineCostInMinorUnits(101n, d('2'), 'KWD')).toBe(2020n);
+    expect(costInMinorUnits(101n, d('2.5'), 'KWD')).toBe(2525n);
+    expect(costInMinorUnits(101n, d('2'), 'KWD')).toBe(2020n);
     // half away from zero below zero too: -0.5 h x 0.01 = -0.005 -> -0.01
-    expect(lineCostInMinorUnits(-50n, d('0.01'), 'USD')).toBe(-1n);
+    expect(costInMinorUnits(-50n, d('0.01'), 'USD')).toBe(-1n);
   });
 
   it('equals the decimal computation (hours rounded, times the rate, rounded) over random lines', () => {
@@ -114,7 +114,7 @@ describe('lineCostInMinorUnits (rule 4 in integers)', () => {
       const currency = ['USD', 'JPY', 'KWD', 'CLF'][i % 4] as string;
       const hours = d(seconds).div(3600).toDecimalPlaces(2, Decimal.ROUND_HALF_UP);
       const expected = roundMoney(hours.times(rate), currency).times(d(10).pow(minorUnit(currency)));
-      expect(lineCostInMinorUnits(hundredthsOfHour(seconds), rate, currency).toString()).toBe(expected.toFixed());
+      expect(costInMinorUnits(hundredthsOfHour(seconds), rate, currency).toString()).toBe(expected.toFixed());
     }
   });
 });
