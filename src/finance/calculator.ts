@@ -238,6 +238,7 @@ export function actualAfterLinesChange(
   let minorUnits = 0n;
   const count = (lines: readonly ChangedLine[], sign: bigint) => {
     for (const line of lines) {
+      if (line.seconds <= 0) continue; // no cost line (costLinesOf)
       const hours = hundredthsOfHour(line.seconds);
       hundredths += sign * hours;
       minorUnits += sign * costInMinorUnits(hours, line.hourlyRate, currency);

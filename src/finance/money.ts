@@ -72,8 +72,8 @@ const scaledOf = new WeakMap<Decimal, { units: bigint; scale: number }>();
 function scaled(value: Decimal): { units: bigint; scale: number } {
   let found = scaledOf.get(value);
   if (!found) {
-    const scale = value.decimalPlaces();
-    found = { units: BigInt(value.times(new Decimal(10).pow(scale)).toFixed(0)), scale };
+    // Its digits without the point (toFixed() writes every one, never an exponent): no rounding at any precision.
+    found = { units: BigInt(value.toFixed().replace('.', '')), scale: value.decimalPlaces() };
     scaledOf.set(value, found);
   }
   return found;

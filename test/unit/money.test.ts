@@ -103,6 +103,9 @@ describe('costInMinorUnits (rule 4 in integers)', () => {
     expect(costInMinorUnits(101n, d('2'), 'KWD')).toBe(2020n);
     // half away from zero below zero too: -0.5 h x 0.01 = -0.005 -> -0.01
     expect(costInMinorUnits(-50n, d('0.01'), 'USD')).toBe(-1n);
+    // every digit of the rate counts, past any decimal precision: 1 h at a 66-digit rate
+    const long = `${'9'.repeat(63)}.125`;
+    expect(costInMinorUnits(100n, d(long), 'USD')).toBe(BigInt(`${'9'.repeat(63)}13`));
   });
 
   it('equals the decimal computation (hours rounded, times the rate, rounded) over random lines', () => {
