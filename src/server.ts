@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     const access = await bootstrapAccess(db, config.adminToken);
     started = true;
     // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/parts-fill.ts).
-    const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS), busy: () => activity.busy() });
+    const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS) });
     onRefreshed(db, filler.refreshed);
     void filler.scheduleOutdated().catch((err: unknown) => logger.warn({ err }, 'could not look for breakdown parts to fill'));
 

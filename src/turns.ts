@@ -1,5 +1,3 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
-
 /*
  * Long synchronous work in turns of the event loop. The service has one thread: a loop over a whole
  * project's tasks (thousands of calculator runs, or of rows rendered) that never lets go keeps every
@@ -15,23 +13,6 @@ export const TURN_MS = 8;
 
 export type Turns = { due(): boolean; take(): Promise<void> };
 
-/** Background work's "the service is busy" test (inBackground), for the turns it takes. */
-const background = new AsyncLocalStorage<() => boolean>();
-
-/** How often background work waiting for a quiet moment looks again. */
-const BUSY_POLL_MS = 5;
-
-/**
- * Runs `work` as background work: every turn it takes (turns().take(), in whatever code it calls) also
- * waits until `busy()` is false. A turn of the event loop lets a request's next step run, but the
- * background work's next turn then competes with every later step: a rename on the benchmark's largest
- * project (some ten statements) took 150-170 ms instead of 30-50 while the breakdown-parts filler ran.
- * Only for work that holds no lock a request may wait for (a paused holder would keep it waiting).
- */
-export function inBackground<T>(busy: () => boolean, work: () => Promise<T>): Promise<T> {
-  return background.run(busy, work);
-}
-
 /**
  * Turns by time rather than by count (a task with a hundred members costs a hundred times one with
  * one): `due()` once `budgetMs` have passed since the last turn taken.
@@ -42,8 +23,6 @@ export function turns(budgetMs = TURN_MS): Turns {
     due: () => performance.now() - since >= budgetMs,
     async take() {
       await nextTurn();
-      const busy = background.getStore();
-      if (busy) while (busy()) await new Promise((resolve) => setTimeout(resolve, BUSY_POLL_MS));
       since = performance.now();
     },
   };

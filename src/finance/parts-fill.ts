@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { nowIso } from '../clock';
-import { inBackground, turns } from '../turns';
+import { turns } from '../turns';
 import type { Logger } from '../logger';
 import { breakdownParts, computeOwnFigures } from './labor';
 import * as repo from './finance.repository';
@@ -80,16 +80,11 @@ export type PartsFiller = {
 
 /**
  * One filler per instance: projects are filled one at a time, in the order they were asked for. It is
- * background work: each batch waits until `quiet()` says no request has been answered for a while
- * (checked every `pollMs`), and each turn of the event loop it takes within a batch waits while
- * `busy()` says one is being answered (turns.ts's inBackground), so that requests keep the service first.
+ * background work: each batch waits until `quiet()` says no request is being answered (checked every
+ * `pollMs`), so that requests keep the service first.
  */
-export function createPartsFiller(
-  db: Knex,
-  logger: Logger,
-  options: { quiet?: () => boolean; busy?: () => boolean; pollMs?: number } = {},
-): PartsFiller {
-  const { quiet = () => true, busy = () => false, pollMs = 20 } = options;
+export function createPartsFiller(db: Knex, logger: Logger, options: { quiet?: () => boolean; pollMs?: number } = {}): PartsFiller {
+  const { quiet = () => true, pollMs = 20 } = options;
   const queue = new Map<string, { teamId: string; projectId: string; again: boolean }>();
   /** Projects whose last fill stopped before the end: a write came first, or it failed. */
   const unfinished = new Set<string>();
@@ -106,8 +101,7 @@ export function createPartsFiller(
   async function fill(item: { teamId: string; projectId: string }): Promise<boolean> {
     try {
       if (!(await pause())) return false;
-      // Within a batch, each turn also waits while a request is being answered (turns.ts).
-      const result = await inBackground(() => !stopped && busy(), () => fillBreakdownParts(db, item.teamId, item.projectId, pause));
+      const result = await fillBreakdownParts(db, item.teamId, item.projectId, pause);
       logger.debug({ projectId: item.projectId, ...result }, 'breakdown parts filled');
       return result.complete;
     } catch (err) {

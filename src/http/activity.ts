@@ -9,8 +9,6 @@ export type Activity = {
   track: (req: Request, res: Response, next: NextFunction) => void;
   /** Whether no API request has been in flight for the last `ms` milliseconds. */
   quietFor(ms: number): boolean;
-  /** Whether an API request is being answered now. */
-  busy(): boolean;
 };
 
 /** `clock` gives milliseconds (tests set it). */
@@ -28,6 +26,5 @@ export function createActivity(clock: () => number = () => performance.now()): A
       next();
     },
     quietFor: (ms) => inFlight === 0 && clock() - lastEnded >= ms,
-    busy: () => inFlight > 0,
   };
 }

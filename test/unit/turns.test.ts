@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { jsonArrayInTurns, toJson } from '../../src/http/respond';
-import { inBackground, nextTurn, turns } from '../../src/turns';
+import { nextTurn, turns } from '../../src/turns';
 import { countingTurns } from '../support/turns';
 
 describe('turns', () => {
@@ -12,26 +12,6 @@ describe('turns', () => {
     await pace.take();
     expect(ran).toBe(true);
     expect(turns(60_000).due()).toBe(false);
-  });
-
-  it('in background work, a turn also waits until the service is no longer busy; elsewhere it does not', async () => {
-    let busy = true;
-    let taken = false;
-    const waiting = inBackground(
-      () => busy,
-      async () => {
-        await turns(0).take();
-        taken = true;
-      },
-    );
-    // However long it waits (several polls), the turn is not over while busy() holds.
-    for (let i = 0; i < 5; i++) await new Promise((resolve) => setTimeout(resolve, 10));
-    expect(taken).toBe(false);
-    // Work outside inBackground (a request) takes its turns meanwhile.
-    await turns(0).take();
-    busy = false;
-    await waiting;
-    expect(taken).toBe(true);
   });
 
   it('nextTurn runs after callbacks queued before it', async () => {
