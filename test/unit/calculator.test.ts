@@ -149,6 +149,12 @@ describe('actualAfterLinesChange', () => {
     expect(plain(actualAfterLinesChange(before, [], 'USD'))).toEqual({ loggedHours: '2.5', actualLaborCost: '195.06' });
   });
 
+  it('counts no line without seconds, as the breakdown has none (costLinesOf keeps only seconds above 0)', () => {
+    const before = { loggedHours: d('2.50'), actualLaborCost: d('195.06') };
+    const odd = { before: [line('Dev', '100', 0, '2026-05-20')], after: [line('Dev', '110', -3600, '2026-05-20')] };
+    expect(plain(actualAfterLinesChange(before, [odd], 'USD'))).toEqual({ loggedHours: '2.5', actualLaborCost: '195.06' });
+  });
+
   it('equals a whole recomputation of the task after the change, whichever members change (random tasks)', () => {
     let seed = 7;
     const random = (n: number) => {
