@@ -1,6 +1,6 @@
 import { groupBy, groupByInTurns } from '../group-by';
 import { TURN_MS, turns } from '../turns';
-import { Decimal, HOURS_DECIMALS, ZERO, costInMinorUnits, fromScaled, hundredthsOfHour, minorUnit, splitHundredths, sum } from './money';
+import { Decimal, ZERO, amountOfMinorUnits, costInMinorUnits, hoursOfHundredths, hundredthsOfHour, splitHundredths, sum } from './money';
 
 /*
  * The finance rules of CONTRACT section 3, as pure functions over exact decimals. No I/O here: the
@@ -131,8 +131,8 @@ function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLin
       return {
         jobRole: line.jobRole ?? UNASSIGNED_ROLE,
         hourlyRate: line.hourlyRate,
-        loggedHours: fromScaled(hundredths, HOURS_DECIMALS),
-        actualCost: fromScaled(costInMinorUnits(hundredths, line.hourlyRate, currency), minorUnit(currency)),
+        loggedHours: hoursOfHundredths(hundredths),
+        actualCost: amountOfMinorUnits(costInMinorUnits(hundredths, line.hourlyRate, currency), currency),
         firstDay: line.firstDay,
         lastDay: line.lastDay,
       };
@@ -163,7 +163,7 @@ function estimatesOf(estimatedHours: Decimal, members: readonly MemberInput[], c
     assignees.map((member, index) => {
       const hundredths = shares[index] ?? 0n;
       const cost = costInMinorUnits(hundredths, member.hourlyRate ?? ZERO, currency);
-      return [member.teamMemberId, { estimatedHours: fromScaled(hundredths, HOURS_DECIMALS), estimatedCost: fromScaled(cost, minorUnit(currency)) }];
+      return [member.teamMemberId, { estimatedHours: hoursOfHundredths(hundredths), estimatedCost: amountOfMinorUnits(cost, currency) }];
     }),
   );
 }
@@ -259,8 +259,8 @@ export function actualAfterLinesChange(
     count(changedAfter, 1n);
   }
   return {
-    loggedHours: hundredths === 0n ? actual.loggedHours : actual.loggedHours.plus(fromScaled(hundredths, HOURS_DECIMALS)),
-    actualLaborCost: minorUnits === 0n ? actual.actualLaborCost : actual.actualLaborCost.plus(fromScaled(minorUnits, minorUnit(currency))),
+    loggedHours: hundredths === 0n ? actual.loggedHours : actual.loggedHours.plus(hoursOfHundredths(hundredths)),
+    actualLaborCost: minorUnits === 0n ? actual.actualLaborCost : actual.actualLaborCost.plus(amountOfMinorUnits(minorUnits, currency)),
   };
 }
 

@@ -58,12 +58,22 @@ export function hundredthsOfHour(seconds: number): bigint {
 
 /** Whole seconds as hours rounded to 2 decimals, half away from zero. */
 export function hoursFromSeconds(seconds: number): Decimal {
-  return fromScaled(hundredthsOfHour(seconds), HOURS_DECIMALS);
+  return hoursOfHundredths(hundredthsOfHour(seconds));
 }
 
 /** A whole number of 10^-scale as a decimal: (9725, 2) is 97.25. */
-export function fromScaled(units: bigint, scale: number): Decimal {
+function fromScaled(units: bigint, scale: number): Decimal {
   return new Decimal(`${units}e-${scale}`);
+}
+
+/** Hundredths of an hour as hours: 9725 is 97.25 h. */
+export function hoursOfHundredths(hundredths: bigint): Decimal {
+  return fromScaled(hundredths, HOURS_DECIMALS);
+}
+
+/** A whole number of the currency's minor units as an amount: 9725 is 97.25 USD, 9,725 JPY, 9.725 KWD. */
+export function amountOfMinorUnits(units: bigint, currency: string): Decimal {
+  return fromScaled(units, minorUnit(currency));
 }
 
 /** Decimals as whole numbers of 10^-(their decimal places), once per decimal (they are immutable). */
@@ -137,5 +147,5 @@ export function splitHundredths(total: Decimal, count: number): bigint[] {
 
 /** splitHours's shares as hours. */
 export function splitHours(total: Decimal, count: number): Decimal[] {
-  return splitHundredths(total, count).map((share) => fromScaled(share, HOURS_DECIMALS));
+  return splitHundredths(total, count).map(hoursOfHundredths);
 }
