@@ -140,18 +140,6 @@ function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLin
     .sort(compareLines);
 }
 
-/** A member's cost lines on a task (section 3b rule 4) and their sums: its logged hours and actual cost (rules 3 and 5). */
-export function laborOfLines(lines: readonly CostLineInput[], currency: string): { costLines: CostLine[]; loggedHours: Decimal; actualCost: Decimal } {
-  const costLines = costLinesOf(lines, currency);
-  let loggedHours = ZERO;
-  let actualCost = ZERO;
-  for (const line of costLines) {
-    loggedHours = loggedHours.plus(line.loggedHours);
-    actualCost = actualCost.plus(line.actualCost);
-  }
-  return { costLines, loggedHours, actualCost };
-}
-
 /**
  * Rules 2, 3 and 7: the task's estimate split among its assignees (in rule 7's order), each share in
  * hours and costed at the member's rate today; by member id.
@@ -174,7 +162,7 @@ export function computeTaskFinance(task: TaskInput, currency: string): TaskFinan
   const estimates = estimatesOf(task.estimatedHours, members, currency);
 
   const figures = members.map((member): MemberFigures => {
-    const { costLines, loggedHours, actualCost } = laborOfLines(member.costLines, currency);
+    const costLines = costLinesOf(member.costLines, currency);
     const estimate = estimates.get(member.teamMemberId);
     return {
       teamMemberId: member.teamMemberId,
@@ -183,9 +171,9 @@ export function computeTaskFinance(task: TaskInput, currency: string): TaskFinan
       jobRole: member.jobRole ?? UNASSIGNED_ROLE,
       hourlyRate: member.hourlyRate ?? ZERO,
       estimatedHours: estimate?.estimatedHours ?? ZERO,
-      loggedHours,
+      loggedHours: sum(costLines.map((line) => line.loggedHours)),
       estimatedCost: estimate?.estimatedCost ?? ZERO,
-      actualCost,
+      actualCost: sum(costLines.map((line) => line.actualCost)),
       costLines,
     };
   });
