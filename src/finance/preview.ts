@@ -135,6 +135,16 @@ async function rolledBack<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<
   throw new Error('A rolled-back transaction committed');
 }
 
+/**
+ * Step 1, in the caller's savepoint: the change written by the PUT's own code, the roles whose rates it
+ * changes, and the tasks those rates cost (by what: logged time or an assignee's rate today).
+ */
+async function applyInSavepoint(savepoint: Knex, actor: Actor, project: ProjectRow, body: RateCardBody, now: string) {
+  const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
+  const costed = await repo.tasksCostedAt(savepoint, actor.teamId, project.id, roles, effectiveFrom, now);
+  return { effectiveFrom, roles, costed, taskIds: [...new Set([...costed.logged, ...costed.assigned])] };
+}
+
 /** What a rate change does to the tasks it can change: each one's own figures before and after it. */
 type Change = { effectiveFrom: string; tasks: readonly { id: string; name: string }[]; before: Map<string, TaskTotals>; after: Map<string, TaskTotals> };
 
@@ -159,9 +169,7 @@ async function changeFromStored(
   const teamId = actor.teamId;
   const ratesBefore = await rateEntries(trx, teamId, project.id);
   return rolledBack(trx, async (savepoint) => {
-    const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
-    const costed = await repo.tasksCostedAt(savepoint, teamId, project.id, roles, effectiveFrom, now);
-    const taskIds = [...new Set([...costed.logged, ...costed.assigned])];
+    const { effectiveFrom, roles, costed, taskIds } = await applyInSavepoint(savepoint, actor, project, body, now);
     // The stored figures, which the change in this savepoint leaves as they were: the figures before.
     const stored = await repo.storedOwnFigures(savepoint, teamId, project.id, taskIds, now);
     // The change writes no task: the project's tasks read before it, in creation order.
@@ -205,9 +213,7 @@ async function changeFromStored(
 /** The change's figures computed from every input of the tasks it can change (the stored figures are not current). */
 async function changeComputed(trx: Knex, actor: Actor, project: ProjectRow, body: RateCardBody, now: string): Promise<Change> {
   const changed = await rolledBack(trx, async (savepoint) => {
-    const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
-    const costed = await repo.tasksCostedAt(savepoint, actor.teamId, project.id, roles, effectiveFrom, now);
-    const taskIds = [...new Set([...costed.logged, ...costed.assigned])];
+    const { effectiveFrom, taskIds } = await applyInSavepoint(savepoint, actor, project, body, now);
     return { effectiveFrom, taskIds, after: await ownFigures(savepoint, actor.teamId, project, now, taskIds) };
   });
   const before = await figuresBefore(trx, actor.teamId, project, now, changed.taskIds);
