@@ -4,7 +4,7 @@ import { prepared } from '../db/prepared';
 import { CURSOR_BATCH, batchesOf, readInBatches } from '../db/cursor';
 import { hotQuery } from '../db/hot-query';
 import { todayOf } from '../clock';
-import type { ProjectRow } from '../projects/projects.repository';
+import type { ProjectRow, RateEntryRow } from '../projects/projects.repository';
 import { FIGURES_CURRENT, stampBindings, stampCurrentOf, stampOf } from './figures';
 
 /*
@@ -479,9 +479,6 @@ export async function tasksCostedAt(
   return costedTasks(result.rows);
 }
 
-/** A rate-card entry as rateEntries answers it. */
-export type RateEntryRow = { job_role_id: string; effective_from: string; hourly_rate: string | null };
-
 /**
  * Seconds a member logged on a task with one role on the days, at one rate before a change and one
  * after it (costLinesChangedAt): a part of one cost line of each card.
@@ -546,8 +543,12 @@ export async function* costLinesChangedAt(
        order by l.task_id, l.team_member_id`,
       bindings,
     );
-    // seconds: a sum of bigints, numeric, which both drivers answer as text.
-    for await (const rows of lines) yield rows.map((row) => ({ ...row, seconds: Number(row.seconds) }));
+    // seconds: a sum of bigints, numeric, which both drivers answer as text; made a number in place (as
+    // assigneesToday completes its rows), not by a copy of each of a preview's 125,000 rows.
+    for await (const rows of lines) {
+      for (const row of rows) row.seconds = Number(row.seconds);
+      yield rows as ChangedLineRow[];
+    }
   } finally {
     await trx.raw('drop table if exists changed_days').catch(() => undefined);
   }

@@ -326,23 +326,22 @@ export async function rateCardHistory(db: Knex, teamId: string, projectId: strin
   return result.rows;
 }
 
-/**
- * Writes the card in force from `effectiveFrom` on (CONTRACT section 5): entries dated on or after it
- * are replaced by one per listed role, and a role that had a rate before that day but is not listed
- * gets a null entry (no rate from that day). Earlier entries are history and stay.
- */
+/** A dated entry of a project's rate card (rateEntries). */
+export type RateEntryRow = { job_role_id: string; effective_from: string; hourly_rate: string | null };
+
 /** Every dated entry of the project's rate card, by role and day. */
-export async function rateEntries(
-  db: Knex,
-  teamId: string,
-  projectId: string,
-): Promise<{ job_role_id: string; effective_from: string; hourly_rate: string | null }[]> {
+export async function rateEntries(db: Knex, teamId: string, projectId: string): Promise<RateEntryRow[]> {
   return db('project_rate_cards')
     .where({ team_id: teamId, project_id: projectId })
     .select('job_role_id', db.raw('effective_from::text as effective_from'), 'hourly_rate')
     .orderBy([{ column: 'job_role_id' }, { column: 'effective_from' }]);
 }
 
+/**
+ * Writes the card in force from `effectiveFrom` on (CONTRACT section 5): entries dated on or after it
+ * are replaced by one per listed role, and a role that had a rate before that day but is not listed
+ * gets a null entry (no rate from that day). Earlier entries are history and stay.
+ */
 export async function writeRateCard(
   db: Knex,
   teamId: string,
