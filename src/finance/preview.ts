@@ -60,17 +60,24 @@ function storedTotals(stored: repo.ListedFigures): TaskTotals {
   };
 }
 
-/** The own figures of the given tasks as they are: stored (what their breakdowns answer) when current, else computed. */
+/** Stored own figures as task totals, by task, in turns of the event loop (thousands of tasks). */
+async function storedTotalsByTask(rows: readonly repo.StoredOwnFigures[]): Promise<Map<string, TaskTotals>> {
+  const totals = new Map<string, TaskTotals>();
+  const pace = turns();
+  for (const row of rows) {
+    if (pace.due()) await pace.take();
+    totals.set(row.task_id, storedTotals(row));
+  }
+  return totals;
+}
+
+const totalsOf = (finances: Map<string, TaskFinance>) => new Map([...finances].map(([id, finance]) => [id, finance.totals]));
+
+/** The own totals of the given tasks as they are: stored (what their breakdowns answer) when current, else computed. */
 async function figuresBefore(db: Knex, teamId: string, project: ProjectRow, now: string, taskIds: readonly string[]) {
   const stored = await repo.storedOwnFigures(db, teamId, project.id, taskIds, now);
-  if (!stored.current || stored.rows.length !== new Set(taskIds).size) return ownFigures(db, teamId, project, now, taskIds);
-  const finances = new Map<string, TaskFinance>();
-  const pace = turns();
-  for (const row of stored.rows) {
-    if (pace.due()) await pace.take();
-    finances.set(row.task_id, { totals: storedTotals(row), members: [] });
-  }
-  return { finances };
+  if (!stored.current || stored.rows.length !== new Set(taskIds).size) return totalsOf((await ownFigures(db, teamId, project, now, taskIds)).finances);
+  return storedTotalsByTask(stored.rows);
 }
 
 const COSTS = ['estimatedLaborCost', 'actualLaborCost', 'totalEstimatedCost', 'totalActualCost'] as const;
@@ -177,12 +184,8 @@ async function changeFromStored(
     const tasks = projectTasks.filter((task) => costedIds.has(task.id));
     // A live task without stored figures (its row removed by hand) is not worked from: the caller computes.
     if (stored.rows.length !== tasks.length) return undefined;
-    const before = new Map<string, TaskTotals>();
+    const before = await storedTotalsByTask(stored.rows);
     const pace = turns();
-    for (const row of stored.rows) {
-      if (pace.due()) await pace.take();
-      before.set(row.task_id, storedTotals(row));
-    }
     const beforeOf = (taskId: string) => before.get(taskId) as TaskTotals;
     // Logged hours and actual costs after: as stored, less the changed lines before, plus them after.
     const actuals = new Map<string, Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>>();
@@ -217,8 +220,7 @@ async function changeComputed(trx: Knex, actor: Actor, project: ProjectRow, body
     return { effectiveFrom, taskIds, after: await ownFigures(savepoint, actor.teamId, project, now, taskIds) };
   });
   const before = await figuresBefore(trx, actor.teamId, project, now, changed.taskIds);
-  const totalsOf = (finances: Map<string, TaskFinance>) => new Map([...finances].map(([id, finance]) => [id, finance.totals]));
-  return { effectiveFrom: changed.effectiveFrom, tasks: changed.after.tasks, before: totalsOf(before.finances), after: totalsOf(changed.after.finances) };
+  return { effectiveFrom: changed.effectiveFrom, tasks: changed.after.tasks, before, after: totalsOf(changed.after.finances) };
 }
 
 /** How the preview is computed; tests take the longer way (changeComputed) with `fromStored` false. */
