@@ -783,7 +783,7 @@ const jsonText = (column: string) => `coalesce(to_json(${column})::text, 'null')
  * and its project's currency as JSON. Figures are exact numeric text; the assignees are the JSON
  * labor.ts stored. The integration tests check every list response against the OpenAPI document.
  */
-function listRowJson(figure: (name: RolledFigure) => string, subTasks: string, currencyJson: string): string {
+function listRowJson(figure: (name: RolledFigure) => string, subTasks: string, currencyJson: string, assigneesJson = 'l.assignees_json'): string {
   const number = (name: RolledFigure) => `',"${name}":' || trim_scale(${figure(name)})`;
   return `'{"id":"' || t.id || '","name":' || to_json(t.name)::text || ',"project_id":"' || t.project_id
        || '","billable":' || case when t.billable then 'true' else 'false' end || ',"currency":' || ${currencyJson}
@@ -792,7 +792,7 @@ function listRowJson(figure: (name: RolledFigure) => string, subTasks: string, c
        || ',"parent_task_id":' || coalesce('"' || t.parent_task_id || '"', 'null') || ',"sub_tasks_count":' || ${subTasks}
        || ${number('variance')}
        || ',"status":' || ${jsonText('t.status')} || ',"priority":' || ${jsonText('t.priority')} || ',"phase":' || ${jsonText('t.phase')}
-       || ',"assignees":' || coalesce(l.assignees_json, '[]') || '}'`;
+       || ',"assignees":' || coalesce(${assigneesJson}, '[]') || '}'`;
 }
 
 /**
@@ -988,12 +988,73 @@ const FIGURE_COLUMNS = LABOR_COLUMNS.filter(([column]) => column !== 'members_js
 /** A stored row's parts version that no project's is (they start at 0 and grow): its parts are out of date. */
 const PARTS_OUT_OF_DATE = -1;
 
-const UPDATE_FIGURES_SQL = `update task_labor l
-     set parts_version = ${PARTS_OUT_OF_DATE}, ${FIGURE_COLUMNS.filter(([column]) => column !== 'task_id')
-       .map(([column]) => `${column} = r.${column}`)
-       .join(', ')}
-     from json_to_recordset(cast(:rows as json)) as r (${FIGURE_COLUMNS.map(([column, type]) => `${column} ${type}`).join(', ')})
-     where l.team_id = :teamId and l.project_id = :projectId and l.task_id = r.task_id`;
+/** The rolled figures a task's labor row stores (the others are the task's own columns: TASK_FIGURES). */
+const LABOR_FIGURES = ROLLED_FIGURES.filter((figure) => !TASK_FIGURES.has(figure));
+
+/** `<kind>_<figure>` columns of each kind's change of every labor figure (updateTaskFigures' climb). */
+const KIND_DELTAS = (['billable', 'non_billable'] as const).flatMap((kind) => LABOR_FIGURES.map((figure) => `${kind}_${figure}`));
+
+/*
+ * Stores some tasks' new labor figures (r) and, in the same statement, adds what changed in them to
+ * the stored roll-ups of each of those tasks and of their ancestors: a roll-up is its subtree's sum, so
+ * its new value is its old one plus the change of each task of the subtree whose figures changed. The
+ * subtree is refreshRollups' walk (non-archived children down from the task): a task's change counts
+ * in its own roll-up if it is not archived, and climbs from a task to its parent while the task is not
+ * archived. Each row is written once, with its list row, where storing the figures and then summing
+ * every subtree again wrote the tasks twice and read every subtree (BENCHMARKS.md, tenth run).
+ * Ancestors whose figures no change moved (a rename) are left alone. Counts the tasks of r it stored.
+ */
+const UPDATE_FIGURES_SQL = `with recursive
+     r as (select * from json_to_recordset(cast(:rows as json)) as r (${FIGURE_COLUMNS.map(([column, type]) => `${column} ${type}`).join(', ')})),
+     changed as (
+       select r.task_id, ${LABOR_FIGURES.map((figure) => `r.${figure} - l.${figure} as ${figure}`).join(', ')}
+       from r join task_labor l on l.team_id = :teamId and l.project_id = :projectId and l.task_id = r.task_id
+     ),
+     climb (id, billable, ${LABOR_FIGURES.join(', ')}) as (
+       select t.id, t.billable, ${LABOR_FIGURES.map((figure) => `c.${figure}`).join(', ')}
+       from changed c join tasks t on t.team_id = :teamId and t.id = c.task_id and t.archived_at is null
+       where ${LABOR_FIGURES.map((figure) => `c.${figure} <> 0`).join(' or ')}
+       union all
+       select t.parent_task_id, u.billable, ${LABOR_FIGURES.map((figure) => `u.${figure}`).join(', ')}
+       from climb u join tasks t on t.team_id = :teamId and t.id = u.id and t.archived_at is null
+       where t.parent_task_id is not null
+     ),
+     deltas as (
+       select id, ${LABOR_FIGURES.flatMap((figure) => [
+         `coalesce(sum(${figure}) filter (where billable), 0) as billable_${figure}`,
+         `coalesce(sum(${figure}) filter (where not billable), 0) as non_billable_${figure}`,
+       ]).join(', ')}
+       from climb group by id
+     ),
+     changes as (
+       select coalesce(r.task_id, d.id) as task_id, r.task_id is not null as own,
+              ${FIGURE_COLUMNS.filter(([column]) => column !== 'task_id').map(([column]) => `r.${column}`).join(', ')},
+              ${KIND_DELTAS.map((column) => `coalesce(d.${column}, 0) as ${column}`).join(', ')}
+       from r full join deltas d on d.id = r.task_id
+     ),
+     updated as (
+       update task_labor l
+       set parts_version = case when u.own then ${PARTS_OUT_OF_DATE} else l.parts_version end,
+           ${FIGURE_COLUMNS.filter(([column]) => column !== 'task_id')
+             .map(([column]) => `${column} = case when u.own then u.${column} else l.${column} end`)
+             .join(', ')},
+           ${KIND_DELTAS.map((column) => `tree_${column} = l.tree_${column} + u.${column}`).join(', ')},
+           list_row_json = ${listRowJson(
+             (figure) =>
+               TASK_FIGURES.has(figure)
+                 ? `(l.tree_billable_${figure} + l.tree_non_billable_${figure})`
+                 : `(l.tree_billable_${figure} + u.billable_${figure} + l.tree_non_billable_${figure} + u.non_billable_${figure})`,
+             'l.children',
+             'to_json(p.currency)::text',
+             'case when u.own then u.assignees_json else l.assignees_json end',
+           )}
+       from changes u
+       cross join lateral (select * from tasks t where t.team_id = :teamId and t.id = u.task_id offset 0) t
+       cross join lateral (select p.currency from projects p where p.team_id = :teamId and p.id = :projectId offset 0) p
+       where l.team_id = :teamId and l.project_id = :projectId and l.task_id = u.task_id
+       returning u.own
+     )
+     select count(*) filter (where own) as stored from updated`;
 
 /** Rows per statement of a batched write: thousands of rows are one JSON value to send and parse, not ten bound parameters each. */
 const WRITE_BATCH = 2000;
@@ -1009,8 +1070,9 @@ export async function upsertTaskLabor(db: Knex, teamId: string, projectId: strin
 }
 
 /**
- * Stores stored tasks' new labor figures and marks their breakdown parts out of date (a parts version
- * no project has) without emptying them: emptying deleted each row's compressed parts from TOAST on
+ * Stores stored tasks' new labor figures, with what they changed added to their own and their
+ * ancestors' stored roll-ups (UPDATE_FIGURES_SQL: their stored roll-ups must be their subtrees' sums
+ * before), and marks their breakdown parts out of date (a parts version no project has) without emptying them: emptying deleted each row's compressed parts from TOAST on
  * the spot, 115 ms for 600 tasks after a rename on the benchmark's largest project; the parts filler
  * or the task's next breakdown read overwrites them later, off the request that refreshed.
  */
@@ -1019,7 +1081,7 @@ export async function updateTaskFigures(db: Knex, teamId: string, projectId: str
     const batch = rows.slice(from, from + WRITE_BATCH);
     const result = await prepared(db.raw(UPDATE_FIGURES_SQL, { teamId, projectId, rows: JSON.stringify(batch) }), 'finance_update_figures');
     // Never silently short: every task given has a stored row of this project (the caller read its actuals).
-    const updated = Number(result.rowCount ?? 0);
+    const updated = Number(result.rows[0]?.stored ?? 0);
     if (updated !== batch.length) throw new Error(`Stored figures of ${updated} of ${batch.length} tasks: the others have no stored row in project ${projectId}`);
   }
 }

@@ -127,13 +127,20 @@ export function financeOf(
 const READ_BATCH = 150;
 
 /**
+ * Tasks whose re-costed estimates one statement stores (refreshTaskEstimates): fewer statements than
+ * tasks, each sent while the next batch is computed. A single statement for the 5,000 tasks of a raise
+ * on the benchmark's largest project was no faster than three (BENCHMARKS.md, tenth run).
+ */
+const WRITE_BATCH = 2000;
+
+/**
  * A refresh of at most this many tasks stores their breakdown parts; a larger one (a project-wide
  * change) stores their figures only and leaves the parts empty, to be computed by each task's next
  * breakdown read and stored then (finance.service's getBreakdown). The parts are most of the work: on
  * the benchmark's 10,000-task project about 230 MB of JSON, half the service's time and most of the
  * database's, for breakdowns few of which are read before the next change.
  */
-export const refreshSettings = { partsEagerly: 200, readBatch: READ_BATCH };
+export const refreshSettings = { partsEagerly: 200, readBatch: READ_BATCH, writeBatch: WRITE_BATCH };
 
 const NO_PARTS = { members_json: null, grouped_members_json: null };
 
@@ -212,9 +219,12 @@ export async function computeOwnFigures(
 /**
  * Re-costs the estimates of the given tasks (only what their estimates cost has changed since their
  * figures were stored: see calculator's totalsWithEstimateOf) and stores their figures and assignees;
- * their breakdown parts are marked out of date, for the parts filler or their next breakdown read
+ * their breakdown parts are marked out of date, for the parts filler or their next breakdown read,
+ * and what their figures changed is added to their and their ancestors' roll-ups, in the same write
  * (finance.repository's updateTaskFigures). A few rows per task, where a full recomputation reads
- * every participant's logged days.
+ * every participant's logged days. Run before the roll-ups of recomputed tasks are summed again (the
+ * roll-ups it adds to must be sums; refreshRollups then overwrites those of the recomputed tasks'
+ * ancestors with sums of what is stored now).
  */
 async function refreshTaskEstimates(
   db: Knex,
@@ -227,21 +237,31 @@ async function refreshTaskEstimates(
   const tasks = await repo.tasksInScope(db, teamId, { kind: 'tasks', projectId: project.id, taskIds });
   const { assignees, actuals } = await repo.estimateInputs(db, teamId, project.id, taskIds, now);
   const membersOf = lazyMembers(assignees);
-  const rows: repo.TaskFiguresRow[] = [];
   const pace = turns();
-  for (const task of tasks) {
-    if (pace.due()) await pace.take();
-    const actual = actuals.get(task.id);
-    if (!actual) throw new Error(`Task ${task.id} has no stored figures to re-cost the estimate of`);
-    const members = membersOf(task.id);
-    const totals = totalsWithEstimateOf(
-      { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members },
-      { loggedHours: toDecimal(actual.logged_hours), actualLaborCost: toDecimal(actual.actual_labor_cost) },
-      project.currency,
-    );
-    rows.push({ task_id: task.id, ...storedTotals(totals), assignees_json: toJson(presentAssignees(members)) });
+  // Stored a batch at a time, each batch's statement sent before the next batch is computed: the
+  // database writes one while the service computes the other (some 5,000 tasks after a raise on the
+  // benchmark's largest project: about 130 ms of each).
+  let storing: Promise<void> | undefined;
+  for (let from = 0; from < tasks.length; from += refreshSettings.writeBatch) {
+    const rows: repo.TaskFiguresRow[] = [];
+    for (const task of tasks.slice(from, from + refreshSettings.writeBatch)) {
+      if (pace.due()) await pace.take();
+      const actual = actuals.get(task.id);
+      if (!actual) throw new Error(`Task ${task.id} has no stored figures to re-cost the estimate of`);
+      const members = membersOf(task.id);
+      const totals = totalsWithEstimateOf(
+        { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members },
+        { loggedHours: toDecimal(actual.logged_hours), actualLaborCost: toDecimal(actual.actual_labor_cost) },
+        project.currency,
+      );
+      rows.push({ task_id: task.id, ...storedTotals(totals), assignees_json: toJson(presentAssignees(members)) });
+    }
+    await storing;
+    storing = repo.updateTaskFigures(db, teamId, project.id, rows);
+    // Handled here too: an error while the next batch is computed is thrown by the await above or below.
+    storing.catch(() => undefined);
   }
-  await repo.updateTaskFigures(db, teamId, project.id, rows);
+  await storing;
 }
 
 /** A task's totals as task_labor stores them (exact text). */
@@ -301,6 +321,6 @@ export async function refreshTaskLabor(
     await repo.upsertTaskLabor(db, teamId, project.id, rows);
   }
   await refreshTaskEstimates(db, teamId, project, recosted, now);
-  await repo.refreshRollups(db, teamId, project.id, recomputed === 'all' ? 'all' : [...tasks.map((task) => task.id), ...recosted]);
+  await repo.refreshRollups(db, teamId, project.id, recomputed === 'all' ? 'all' : tasks.map((task) => task.id));
   return (!withParts && tasks.length > 0) || recosted.length > 0;
 }
