@@ -114,22 +114,6 @@ async function removeMarks(db: Knex, table: 'stale_tasks' | 'stale_inputs', team
   });
 }
 
-/**
- * The live tasks that have no stored figures yet (new tasks, whose write bumped the revision; rows
- * removed by hand are found after the next such write, or at once by refreshProjectLabor). Looked up
- * among the project's stored rows: against the whole team's, the planner hashed every row of the team
- * for a large project (50,000 on the benchmark, 60-146 ms a refresh).
- */
-async function tasksWithoutFigures(db: Knex, teamId: string, projectId: string): Promise<string[]> {
-  const result = await db.raw(
-    `select t.id from tasks t
-     where t.team_id = :teamId and t.project_id = :projectId and t.archived_at is null
-       and not exists (select 1 from task_labor l where l.team_id = t.team_id and l.project_id = t.project_id and l.task_id = t.id)`,
-    { teamId, projectId },
-  );
-  return (result.rows as { id: string }[]).map((row) => row.id);
-}
-
 /** Today in the project's time zone at the instant `now`, as PostgreSQL's stamp check takes it. */
 async function projectToday(db: Knex, teamId: string, projectId: string, now: string): Promise<string> {
   const result = await db.raw(`select ${todayOf('p')}::text as today from projects p where p.team_id = :teamId and p.id = :projectId`, {
@@ -165,13 +149,11 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
     // Worked out only now, after the marks were read: what the changed inputs touch as they are now.
     if (inputMarks.length > 0) await repo.bumpPartsVersion(trx, teamId, projectId);
     const costed = await repo.tasksCostedByInputs(trx, teamId, projectId, inputMarks, now);
-    // A task gets no stored figures only from a write that bumps the revision (its creation), so with
-    // the stamp of the project's revision (only time logs and fixed costs since) none can be missing.
-    // Not with input marks: they too come from revision-bumping writes, which may have committed after
-    // the revision was read, beside a new task that tasksCostedByInputs (read after them) already sees.
-    const onlyOwnFigures = stamp !== undefined && Number(stamp.revision) === revision && inputMarks.length === 0;
-    const withoutFigures = onlyOwnFigures ? [] : await tasksWithoutFigures(trx, teamId, projectId);
-    const taskIds = new Set([...marks.map((mark) => mark.task_id), ...costed.logged, ...withoutFigures]);
+    // A new task was marked by its creation, so the marks name every task without stored figures (but
+    // rows removed by hand: refreshProjectLabor). One created after the marks were read, beside a
+    // change read after it (a rename of its assignee), may be among the tasks whose estimates only are
+    // costed again: refreshTaskLabor computes it in full, and its mark is left for the next refresh.
+    const taskIds = new Set([...marks.map((mark) => mark.task_id), ...costed.logged]);
     // Tasks whose only change is what their estimate costs keep their stored actuals (any change to
     // those left a task mark, or put the task in costed.logged, so it is recomputed in full).
     partsLeft = (await refreshTaskLabor(trx, teamId, project, [...taskIds], now, [...costed.assigned])) || inputMarks.length > 0;

@@ -248,22 +248,6 @@ export async function participantsInScope(
 }
 
 /**
- * What re-costing the estimates of some tasks needs (labor.ts's refreshTaskEstimates): each task's
- * assignees with their name, avatar, and role and rate today (participant rows without cost lines:
- * `has_logged_time` false, which no estimate rule reads), and each task's logged hours and actual
- * labor cost as stored (`actuals`, by task).
- */
-export async function estimateInputs(
-  db: Knex,
-  teamId: string,
-  projectId: string,
-  taskIds: readonly string[],
-  now: string,
-): Promise<{ assignees: ParticipantRow[]; actuals: Map<string, { logged_hours: string; actual_labor_cost: string }> }> {
-  return { assignees: await assigneesToday(db, teamId, projectId, taskIds, now), actuals: await storedActuals(db, teamId, taskIds) };
-}
-
-/**
  * The assignees of some tasks with their name, avatar, and role and rate today (participant rows
  * without cost lines: `has_logged_time` false, which no estimate rule reads): what costs the tasks'
  * estimates.
@@ -288,14 +272,17 @@ export async function assigneesToday(db: Knex, teamId: string, projectId: string
 
 const NO_COST_LINES: readonly CostLineRow[] = Object.freeze([]);
 
-/** Some tasks' logged hours and actual labor cost as stored, by task. */
-async function storedActuals(db: Knex, teamId: string, taskIds: readonly string[]) {
+/** A task's logged hours and actual labor cost as stored (exact text). */
+export type StoredActuals = { logged_hours: string; actual_labor_cost: string };
+
+/** Some tasks' logged hours and actual labor cost as stored, by task (tasks without stored figures left out). */
+export async function storedActuals(db: Knex, teamId: string, taskIds: readonly string[]): Promise<Map<string, StoredActuals>> {
   const actuals = await db.raw(
     `select task_id, logged_hours::text as logged_hours, actual_labor_cost::text as actual_labor_cost from task_labor
      where team_id = :teamId and task_id = any(string_to_array(:taskIds, ',')::uuid[])`,
     { teamId, taskIds: taskIds.join(',') },
   );
-  return new Map((actuals.rows as { task_id: string; logged_hours: string; actual_labor_cost: string }[]).map((row) => [row.task_id, row]));
+  return new Map((actuals.rows as (StoredActuals & { task_id: string })[]).map((row) => [row.task_id, row]));
 }
 
 /**

@@ -231,12 +231,12 @@ async function refreshTaskEstimates(
   teamId: string,
   project: { id: string; currency: string },
   taskIds: readonly string[],
+  actuals: ReadonlyMap<string, repo.StoredActuals>,
   now: string,
 ): Promise<void> {
   if (taskIds.length === 0) return;
   const tasks = await repo.tasksInScope(db, teamId, { kind: 'tasks', projectId: project.id, taskIds });
-  const { assignees, actuals } = await repo.estimateInputs(db, teamId, project.id, taskIds, now);
-  const membersOf = lazyMembers(assignees);
+  const membersOf = lazyMembers(await repo.assigneesToday(db, teamId, project.id, taskIds, now));
   const pace = turns();
   // Stored a batch at a time, each batch's statement sent before the next batch is computed: the
   // database writes one while the service computes the other (some 5,000 tasks after a raise on the
@@ -294,7 +294,11 @@ export async function refreshTaskLabor(
   estimatesOnly: readonly string[] = [],
 ): Promise<boolean> {
   const recomputed = taskIds === 'all' ? 'all' : new Set(taskIds);
-  const recosted = recomputed === 'all' ? [] : [...new Set(estimatesOnly)].filter((id) => !recomputed.has(id));
+  const toRecost = recomputed === 'all' ? [] : [...new Set(estimatesOnly)].filter((id) => !recomputed.has(id));
+  // A task to re-cost without stored figures (created beside the change, figures.ts) is computed in full.
+  const actuals = toRecost.length > 0 ? await repo.storedActuals(db, teamId, toRecost) : new Map<string, repo.StoredActuals>();
+  const recosted = toRecost.filter((id) => actuals.has(id));
+  if (recomputed !== 'all') for (const id of toRecost) if (!actuals.has(id)) recomputed.add(id);
   if (recomputed !== 'all' && recomputed.size === 0 && recosted.length === 0) return false;
   const scope: repo.Scope = recomputed === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...recomputed] };
   const tasks = recomputed === 'all' || recomputed.size > 0 ? await repo.tasksInScope(db, teamId, scope) : [];
@@ -320,7 +324,7 @@ export async function refreshTaskLabor(
     // Stored once the batch is computed: a statement sent earlier would wait behind the next batch's read.
     await repo.upsertTaskLabor(db, teamId, project.id, rows);
   }
-  await refreshTaskEstimates(db, teamId, project, recosted, now);
+  await refreshTaskEstimates(db, teamId, project, recosted, actuals, now);
   await repo.refreshRollups(db, teamId, project.id, recomputed === 'all' ? 'all' : tasks.map((task) => task.id));
   return (!withParts && tasks.length > 0) || recosted.length > 0;
 }

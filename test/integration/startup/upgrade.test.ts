@@ -52,7 +52,7 @@ it('keeps every figure of a database made by the previous release, and adds its 
   // The previous release's schema: the first three migrations.
   for (let i = 0; i < 3; i++) await db.migrate.up({ migrationSource });
   const [, pending] = (await db.migrate.list({ migrationSource })) as [unknown, string[]];
-  expect(pending).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals']);
+  expect(pending).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_mark_unstored_tasks']);
 
   const { team, token } = await createTeamWithAdmin(db, 'upgraded team');
   const t = team.id;
@@ -95,7 +95,7 @@ it('keeps every figure of a database made by the previous release, and adds its 
     { team_id: t, project_id: p, task_id: child.id, team_member_id: bo.id, total_seconds: 3600, log_count: 1 },
   ]);
 
-  expect(await migrateToLatest(db)).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals']);
+  expect(await migrateToLatest(db)).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_mark_unstored_tasks']);
   const app = createApp({ db, logger: createLogger('silent'), tokenCacheSeconds: 3600, listCacheMb: 0 });
   const get = async (path: string) => {
     const res = await request(app).get(path).set('Authorization', `Bearer ${token}`);
@@ -205,9 +205,9 @@ it('recomputes figures stored before the totals were (006) before any read answe
   const read = await makeProject();
   const started = await makeProject();
 
-  // Back to the previous release: 008, 007 and 006 undone, the figures stamped by its calculator (version 2).
+  // Back to the previous release: 009 to 006 undone, the figures stamped by its calculator (version 2).
   expect(CALCULATOR_VERSION).toBeGreaterThan(PREVIOUS_CALCULATOR_VERSION);
-  for (let i = 0; i < 3; i++) await db.migrate.down({ migrationSource });
+  for (let i = 0; i < 4; i++) await db.migrate.down({ migrationSource });
   await db('project_figures').where({ team_id: team.id }).update({ calculator_version: PREVIOUS_CALCULATOR_VERSION });
   await db.migrate.latest({ migrationSource });
   const withoutTotals = async (projectId: string) => {
@@ -235,4 +235,33 @@ it('recomputes figures stored before the totals were (006) before any read answe
   expect(await refreshStaleProjects(db)).toBe(1);
   expect(await withoutTotals(started.id)).toBe(0);
   await expectProjectMatchesOracle(h, started.id);
+});
+
+it('marks the tasks a previous release created and no refresh computed yet (009), so the next read computes them', async () => {
+  const { team, token } = await createTeamWithAdmin(db, 'team with a task never computed');
+  const app = createApp({ db, logger: createLogger('silent'), tokenCacheSeconds: 3600, listCacheMb: 0 });
+  const h: Harness = { db, app, api: new Api(app, token), teamId: team.id, close: async () => {} };
+  const role = await createJobRole(h.api);
+  const ann = await createMember(h.api, { name: 'Ann' });
+  const project = await createProject(h.api);
+  await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 40 }]);
+  await addToProject(h.api, project.id, ann.id, role.id);
+  const parent = await createTask(h.api, project.id, { estimated_hours: 1, assignee_ids: [ann.id] });
+  await expectProjectMatchesOracle(h, project.id);
+
+  // The previous release's task creation: the project's revision bumped, the task written, no mark.
+  await db.migrate.down({ migrationSource });
+  const [created] = await db('tasks')
+    .insert({ team_id: team.id, project_id: project.id, parent_task_id: parent.id, name: 'Made before the upgrade', estimated_hours: '2.5' })
+    .returning('id');
+  await db('task_assignees').insert({ team_id: team.id, task_id: created.id, team_member_id: ann.id });
+  await db('projects').where({ team_id: team.id, id: project.id }).increment('revision', 1);
+  await db.migrate.latest({ migrationSource });
+
+  const marked = await db('stale_tasks').where({ team_id: team.id, project_id: project.id, task_id: created.id }).select('task_id');
+  expect(marked).toHaveLength(1);
+  // Worked by hand: 2.5 h at 40 = 100 on the new task, 40 + 100 = 140 rolled up into its parent.
+  const res = await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
+  expect(res.body.body.tasks.map((task: { id: string; estimated_labor_cost: number }) => [task.id, task.estimated_labor_cost])).toEqual([[parent.id, 140]]);
+  await expectProjectMatchesOracle(h, project.id);
 });
