@@ -7,7 +7,7 @@ import * as memberProjects from './20261125_005_member_projects';
 import * as storedTotals from './20261125_006_stored_totals';
 import * as inputMarks from './20261125_007_input_marks';
 import * as coveringTotals from './20261125_008_covering_totals';
-import * as markUnstoredTasks from './20261126_009_mark_unstored_tasks';
+import * as newTaskMarks from './20261126_009_new_task_marks';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -24,7 +24,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125_006_stored_totals', storedTotals],
   ['20261125_007_input_marks', inputMarks],
   ['20261125_008_covering_totals', coveringTotals],
-  ['20261126_009_mark_unstored_tasks', markUnstoredTasks],
+  ['20261126_009_new_task_marks', newTaskMarks],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

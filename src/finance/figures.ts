@@ -13,8 +13,9 @@ import * as repo from './finance.repository';
  * records what the write may change: some tasks (a row per write and task in stale_tasks, told apart
  * by a sequence number), an input that is not a task (a role's rates or a member, from a day on: a row
  * in stale_inputs, worked out into tasks by the refresh that reads it), or every task
- * (projects.reset_revision). Writes that change the tree or the
- * project also bump the project's revision; writes to some tasks' own figures (time logs, fixed costs)
+ * (projects.reset_revision); a new task is marked by the database, by a trigger on the insert
+ * (migration 009), whoever inserts it. Writes that change the tree or the project also bump the
+ * project's revision; writes to some tasks' own figures (time logs, fixed costs)
  * only mark them, so no row is updated by every write.
  *
  * A project's stored figures carry a stamp (project_figures): the revision, the day (rates and roles
@@ -149,8 +150,9 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
     // Worked out only now, after the marks were read: what the changed inputs touch as they are now.
     if (inputMarks.length > 0) await repo.bumpPartsVersion(trx, teamId, projectId);
     const costed = await repo.tasksCostedByInputs(trx, teamId, projectId, inputMarks, now);
-    // A new task was marked by its creation, so the marks name every task without stored figures (but
-    // rows removed by hand: refreshProjectLabor). One created after the marks were read, beside a
+    // A new task is marked by its insert (migration 009's trigger, whoever inserts it), so the marks
+    // name every task without stored figures (but rows of task_labor deleted by hand: a full refresh
+    // puts them back, refreshProjectLabor). One created after the marks were read, beside a
     // change read after it (a rename of its assignee), may be among the tasks whose estimates only are
     // costed again: refreshTaskLabor computes it in full, and its mark is left for the next refresh.
     const taskIds = new Set([...marks.map((mark) => mark.task_id), ...costed.logged]);

@@ -1143,8 +1143,9 @@ function rollupSql(targets: string): string {
 /**
  * Recomputes the stored roll-ups (see migrations/..._002_stored_breakdowns.ts) of the given tasks and
  * all their ancestors, or of every task of the project, from the tasks' own stored figures: each from
- * its whole non-archived subtree, in one statement. The caller holds the project's row lock ('update'),
- * so no concurrent write changes a subtree while it is summed. The lateral subqueries (kept apart by
+ * its whole non-archived subtree, in one statement. Refreshes of a project are serialised (figures.ts);
+ * a write that changes a subtree while it is summed leaves its marks (and a newer revision), so the
+ * roll-ups it touches are summed again by the next refresh before any read answers them. The lateral subqueries (kept apart by
  * `offset 0`) and the array of roots make each step an index lookup whatever the statistics say:
  * planned as joins, the recursive walk's size is guessed so high (and a freshly loaded task_labor's
  * so low) that one task's refresh scanned every task or labor row of the team.

@@ -222,9 +222,9 @@ export async function computeOwnFigures(
  * their breakdown parts are marked out of date, for the parts filler or their next breakdown read,
  * and what their figures changed is added to their and their ancestors' roll-ups, in the same write
  * (finance.repository's updateTaskFigures). A few rows per task, where a full recomputation reads
- * every participant's logged days. Run before the roll-ups of recomputed tasks are summed again (the
- * roll-ups it adds to must be sums; refreshRollups then overwrites those of the recomputed tasks'
- * ancestors with sums of what is stored now).
+ * every participant's logged days. The roll-ups it adds to are sums of the stored figures, but for
+ * the ancestors of tasks recomputed in the same refresh, which refreshRollups then sums again from what
+ * is stored by then.
  */
 async function refreshTaskEstimates(
   db: Knex,
@@ -279,9 +279,10 @@ function storedTotals(totals: TaskFinance['totals']) {
 /**
  * Recomputes and stores the given tasks' figures (or every task's) with the rates and roles in force
  * today at the instant `now` (in the project's time zone), and every logged day's; re-costs only the
- * estimates of the tasks `estimatesOnly` names (each must have stored figures, current but for what its
- * estimate costs; a task also in `taskIds` is recomputed); then the roll-ups of all those tasks and
- * their ancestors. Callers serialise refreshes of a project (figures.ts); the stamp that says the
+ * estimates of the tasks `estimatesOnly` names (their stored figures current but for what their
+ * estimates cost; a task also in `taskIds`, or without stored figures, is recomputed), adding what
+ * changed to their and their ancestors' roll-ups; then sums again the roll-ups of the recomputed tasks
+ * and their ancestors. Callers serialise refreshes of a project (figures.ts); the stamp that says the
  * result is current is theirs to write. Returns whether it stored some tasks' figures without their
  * breakdown parts (parts-fill.ts fills them in).
  */

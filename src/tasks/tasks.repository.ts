@@ -47,8 +47,9 @@ export async function findTask(db: Knex, teamId: string, id: string, lock = fals
   return lock ? prepared(query.forUpdate('t'), 'find_task_for_update') : prepared(query, 'find_task');
 }
 
-export async function insertTask(db: Knex, teamId: string, projectId: string, fields: TaskFields & { id: string; name: string }): Promise<void> {
-  await db('tasks').insert({ team_id: teamId, project_id: projectId, ...fields });
+export async function insertTask(db: Knex, teamId: string, projectId: string, fields: TaskFields & { name: string }) {
+  const [row] = await db('tasks').insert({ team_id: teamId, project_id: projectId, ...fields }).returning('id');
+  return row.id as string;
 }
 
 export async function updateTask(db: Knex, teamId: string, id: string, fields: TaskFields): Promise<void> {

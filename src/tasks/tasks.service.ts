@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { Actor } from '../auth/roles';
 import { Decimal, toDecimal } from '../finance/money';
@@ -100,16 +99,14 @@ export async function recordFixedCost(trx: Knex, actor: Actor, task: repo.TaskRo
 export async function createTask(db: Knex, actor: Actor, projectId: string, body: CreateTaskBody) {
   const teamId = actor.teamId;
   return db.transaction(async (trx) => {
-    // The project's lock bumps its revision and marks the new task (its id chosen here, so the lock
-    // can): the next refresh computes it (finance/figures.ts), with its ancestors' roll-ups.
-    const id = randomUUID();
-    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'tasks', taskIds: [id] });
+    // The project's lock bumps its revision; the insert marks the new task (the database does, for any
+    // insert: migration 009's trigger), so the next refresh computes it with its ancestors' roll-ups.
+    const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'none' });
     if (body.fixed_cost !== undefined) checkAmountDecimals('fixed_cost', body.fixed_cost, project.currency);
     if (body.parent_task_id) await checkParent(trx, teamId, projectId, body.parent_task_id.toLowerCase());
     const assignees = (body.assignee_ids ?? []).map((id) => id.toLowerCase());
     await checkAssignees(trx, teamId, projectId, assignees);
-    await repo.insertTask(trx, teamId, projectId, {
-      id,
+    const id = await repo.insertTask(trx, teamId, projectId, {
       name: body.name,
       estimated_hours: hoursText(body.estimated_hours),
       billable: body.billable,

@@ -1,6 +1,6 @@
-import { today } from '../../../src/clock';
-import { refreshRollups } from '../../../src/finance/finance.repository';
-import { refreshProjectLabor } from '../../../src/finance/figures';
+import { nowIso, today } from '../../../src/clock';
+import * as repo from '../../../src/finance/finance.repository';
+import { bringCurrent, refreshProjectLabor } from '../../../src/finance/figures';
 import { refreshSettings } from '../../../src/finance/labor';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
@@ -10,10 +10,11 @@ import { expectProjectMatchesOracle } from './check';
  * A refresh that only re-costs estimates (a raise from today, a rename) adds what each task's figures
  * changed to its own and its ancestors' stored roll-ups instead of summing every subtree again
  * (finance.repository's updateTaskFigures). The roll-ups it leaves must be exactly the subtree sums:
- * after the raise, the stored roll-ups and list rows are compared with the ones refreshRollups sums
- * from scratch over the same stored figures, on a tree that mixes billable and non-billable tasks
- * four levels deep, and that holds an archived task with a live child (rows made by hand: the API
- * archives whole subtrees), whose change counts in the archived task's roll-up and not above it.
+ * after each change, the stored roll-ups and list rows are compared with the ones refreshRollups sums
+ * from scratch over the same stored figures (every live task's, and the archived task's as a refresh
+ * of its child sums it), on a tree that mixes billable and non-billable tasks four levels deep, and
+ * that holds an archived task with a live child (rows made by hand: the API archives whole subtrees),
+ * whose change counts in the archived task's roll-up and not above it.
  * The re-costed tasks are stored three to a statement, so an ancestor's roll-up is added to by
  * several statements, each sent while the next batch is computed.
  */
@@ -42,6 +43,13 @@ async function storedRollups(): Promise<Record<string, Record<string, unknown>>>
 }
 
 const writeBatch = refreshSettings.writeBatch;
+
+/** The stored roll-ups once refreshRollups has summed them again from scratch (see above). */
+async function summedRollups() {
+  await repo.refreshRollups(h.db, h.teamId, projectId, 'all');
+  await repo.refreshRollups(h.db, h.teamId, projectId, [ids.orphan as string]);
+  return storedRollups();
+}
 
 beforeAll(async () => {
   refreshSettings.writeBatch = 3;
@@ -75,7 +83,9 @@ beforeAll(async () => {
   await task('qaKid', { estimated_hours: 2, assignee_ids: [bo], parent_task_id: ids.top });
   await logTime(h.api, ids.leaf as string, ann, { seconds: 5400, logged_at: '2026-01-15T10:00:00Z' });
   await logTime(h.api, ids.deep as string, bo, { seconds: 1800, logged_at: '2026-01-15T10:00:00Z' });
-  // By hand: 'gone' archived, its child left live; every stored figure then summed again from scratch.
+  // Every task computed and stored; then by hand: 'gone' archived, its child left live, and every stored
+  // figure summed again from scratch.
+  await expectProjectMatchesOracle(h, projectId);
   await h.db('tasks').where({ team_id: h.teamId, id: ids.gone }).update({ archived_at: h.db.fn.now() });
   await refreshProjectLabor(h.db, h.teamId, projectId);
 }, 120_000);
@@ -92,13 +102,11 @@ it("a raise from today adds each re-costed task's change to its roll-up and its 
   ], today());
   await expectProjectMatchesOracle(h, projectId);
   const added = await storedRollups();
-  await refreshRollups(h.db, h.teamId, projectId, 'all');
-  const summed = await storedRollups();
-  expect(added).toEqual(summed);
-  // The change climbed: every developer's task and its ancestors moved; 'other', above the archived task
-  // (whose labor row the refresh from scratch removed), did not, nor 'top', above no developer's task.
+  expect(added).toEqual(await summedRollups());
+  // The change climbed: every developer's live task and its ancestors moved, the archived 'gone' with
+  // its child's change; 'other', above the archived task, did not, nor 'top', above no developer's task.
   const moved = Object.keys(before).filter((name) => JSON.stringify(before[name]) !== JSON.stringify(added[name]));
-  expect(moved.sort()).toEqual(['deep', 'kid', 'leaf', 'mid', 'orphan', 'root', 'solo']);
+  expect(moved.sort()).toEqual(['deep', 'gone', 'kid', 'leaf', 'mid', 'orphan', 'root', 'solo']);
 });
 
 it("a rename rewrites its member's tasks, and of their ancestors only those whose figures changed", async () => {
@@ -115,12 +123,52 @@ it("a rename rewrites its member's tasks, and of their ancestors only those whos
   await expectProjectMatchesOracle(h, projectId);
   const renamed = await storedRollups();
   const rewritten = Object.entries(await versions()).filter(([name, version]) => versionsBefore[name as string] !== version).map(([name]) => name);
-  await refreshRollups(h.db, h.teamId, projectId, 'all');
-  expect(renamed).toEqual(await storedRollups());
+  expect(renamed).toEqual(await summedRollups());
   // 'leaf' splits 0.07 h between Bo and Ann, and now Bo, before Zed, takes the odd hundredth: its
   // figures and its ancestors' change. 'kid' only shows the new name, and 'solo' above it is left alone.
   expect(rewritten.sort()).toEqual(['deep', 'kid', 'leaf', 'mid', 'orphan', 'root']);
   expect(renamed.leaf?.tree_billable_estimated_labor_cost).not.toEqual(before.leaf?.tree_billable_estimated_labor_cost);
   expect(renamed.root?.tree_billable_estimated_labor_cost).not.toEqual(before.root?.tree_billable_estimated_labor_cost);
   expect(renamed.kid?.list_row_json).toContain('"name":"Zed"');
+});
+
+it('a raise from a past day, recomputing the task with time logged since and re-costing the others, leaves sums', async () => {
+  const before = await storedRollups();
+  // Ann's 1.5 h on 'leaf' (15 January) is costed anew: 'leaf' is recomputed in full, in the refresh that
+  // re-costs the estimates of Ann's other tasks, under the same ancestors.
+  await setRateCard(h.api, projectId, [
+    { job_role_id: roles.dev, hourly_rate: 99.99 },
+    { job_role_id: roles.qa, hourly_rate: 60.5 },
+  ], '2026-01-01');
+  await expectProjectMatchesOracle(h, projectId);
+  const changed = await storedRollups();
+  expect(changed).toEqual(await summedRollups());
+  expect(changed.root?.tree_billable_actual_labor_cost).not.toEqual(before.root?.tree_billable_actual_labor_cost);
+});
+
+it('a batch that fails to store fails the refresh: nothing is stamped, and the next read brings the figures current', async () => {
+  const stamp = () => h.db('project_figures').where({ team_id: h.teamId, project_id: projectId }).first('generation');
+  const stampBefore = await stamp();
+  const store = repo.updateTaskFigures;
+  let calls = 0;
+  const failing = jest.spyOn(repo, 'updateTaskFigures').mockImplementation(async (...args) => {
+    calls++;
+    // Ann's six live tasks, three a batch: the second and last batch, awaited after the loop (the
+    // first is awaited before the second is sent).
+    if (calls === 2) throw new Error('batch not stored');
+    return store(...args);
+  });
+  try {
+    await setRateCard(h.api, projectId, [
+      { job_role_id: roles.dev, hourly_rate: 101 },
+      { job_role_id: roles.qa, hourly_rate: 60.5 },
+    ], today());
+    await expect(bringCurrent(h.db, h.teamId, projectId, nowIso())).rejects.toThrow('batch not stored');
+  } finally {
+    failing.mockRestore();
+  }
+  expect(calls).toBe(2);
+  expect(await stamp()).toEqual(stampBefore);
+  await expectProjectMatchesOracle(h, projectId);
+  expect(await storedRollups()).toEqual(await summedRollups());
 });
