@@ -144,8 +144,3 @@ export function splitHundredths(total: Decimal, count: number): bigint[] {
   const leftOver = units - base * BigInt(count);
   return Array.from({ length: count }, (_, index) => (BigInt(index) < leftOver ? base + 1n : base));
 }
-
-/** splitHours's shares as hours. */
-export function splitHours(total: Decimal, count: number): Decimal[] {
-  return splitHundredths(total, count).map(hoursOfHundredths);
-}

@@ -2,6 +2,7 @@ import {
   Decimal,
   decimalPlaces,
   hoursFromSeconds,
+  hoursOfHundredths,
   hundredthsOfHour,
   costInMinorUnits,
   isSupportedCurrency,
@@ -9,35 +10,36 @@ import {
   roundHours,
   roundMoney,
   secondsFromHours,
-  splitHours,
+  splitHundredths,
 } from '../../src/finance/money';
 
 const d = (v: string | number) => new Decimal(v);
-const texts = (values: Decimal[]) => values.map((v) => v.toFixed(2));
+/** Shares in hundredths of an hour, as hours with two decimals. */
+const texts = (values: bigint[]) => values.map((v) => hoursOfHundredths(v).toFixed(2));
 
-describe('splitHours (largest remainder, in hundredths)', () => {
+describe('splitHundredths (largest remainder, in hundredths)', () => {
   it('gives the left-over hundredth to the first member: 10 h over 3', () => {
-    expect(texts(splitHours(d(10), 3))).toEqual(['3.34', '3.33', '3.33']);
+    expect(texts(splitHundredths(d(10), 3))).toEqual(['3.34', '3.33', '3.33']);
   });
   it('spreads several left-over hundredths: 0.05 h over 3', () => {
-    expect(texts(splitHours(d('0.05'), 3))).toEqual(['0.02', '0.02', '0.01']);
+    expect(texts(splitHundredths(d('0.05'), 3))).toEqual(['0.02', '0.02', '0.01']);
   });
   it('can leave a member with 0: 0.01 h over 2', () => {
-    expect(texts(splitHours(d('0.01'), 2))).toEqual(['0.01', '0.00']);
+    expect(texts(splitHundredths(d('0.01'), 2))).toEqual(['0.01', '0.00']);
   });
   it('splits evenly when it can: 7 h over 7', () => {
-    expect(texts(splitHours(d(7), 7))).toEqual(Array(7).fill('1.00'));
+    expect(texts(splitHundredths(d(7), 7))).toEqual(Array(7).fill('1.00'));
   });
   it('always adds up to the estimate: 100.01 h over 6', () => {
-    const shares = splitHours(d('100.01'), 6);
+    const shares = splitHundredths(d('100.01'), 6);
     expect(texts(shares)).toEqual(['16.67', '16.67', '16.67', '16.67', '16.67', '16.66']);
-    expect(shares.reduce((a, b) => a.plus(b), d(0)).toFixed(2)).toBe('100.01');
+    expect(hoursOfHundredths(shares.reduce((a, b) => a + b, 0n)).toFixed(2)).toBe('100.01');
   });
   it('has no shares without assignees', () => {
-    expect(splitHours(d(10), 0)).toEqual([]);
+    expect(splitHundredths(d(10), 0)).toEqual([]);
   });
   it('refuses an estimate finer than hundredths', () => {
-    expect(() => splitHours(d('1.005'), 2)).toThrow(RangeError);
+    expect(() => splitHundredths(d('1.005'), 2)).toThrow(RangeError);
   });
 });
 
