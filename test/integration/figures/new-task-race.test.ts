@@ -23,19 +23,29 @@ afterAll(async () => {
   await h.close();
 });
 
-it('recomputes a new task in full when a rename marked after its creation meets a stamp of the same revision', async () => {
-  const dev = await createJobRole(h.api, 'Developer');
+/**
+ * The race of the header, up to the read: a project with one task of a member, read; a new task of
+ * theirs created, the member renamed, and the stamp given the rename's revision. Names are the test's
+ * own (a team's roles and members are unique by name).
+ */
+async function renameBesideNewTask(roleName: string, name: string, newName: string) {
+  const role = await createJobRole(h.api, roleName);
   const project = await createProject(h.api);
-  const ann = await createMember(h.api, { name: 'Ann' });
-  await addToProject(h.api, project.id, ann.id, dev.id);
-  await createTask(h.api, project.id, { estimated_hours: 1, assignee_ids: [ann.id] });
+  const member = await createMember(h.api, { name });
+  await addToProject(h.api, project.id, member.id, role.id);
+  await createTask(h.api, project.id, { estimated_hours: 1, assignee_ids: [member.id] });
   await expectProjectMatchesOracle(h, project.id);
 
-  const created = await createTask(h.api, project.id, { estimated_hours: 2, assignee_ids: [ann.id] });
-  await h.api.patch(`/api/team-members/${ann.id}`).send({ name: 'Anna' }).expect(200);
+  const created = await createTask(h.api, project.id, { estimated_hours: 2, assignee_ids: [member.id] });
+  await h.api.patch(`/api/team-members/${member.id}`).send({ name: newName }).expect(200);
   const { revision } = await h.db('projects').where({ team_id: h.teamId, id: project.id }).first('revision');
   await h.db('project_figures').where({ team_id: h.teamId, project_id: project.id }).update({ revision });
   const stored = () => h.db('task_labor').where({ team_id: h.teamId, task_id: created.id }).first('task_id');
+  return { project, created, stored };
+}
+
+it('recomputes a new task in full when a rename marked after its creation meets a stamp of the same revision', async () => {
+  const { project, created, stored } = await renameBesideNewTask('Developer', 'Ann', 'Anna');
   expect(await stored()).toBeUndefined();
 
   await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
@@ -44,24 +54,14 @@ it('recomputes a new task in full when a rename marked after its creation meets 
 });
 
 it("computes in full a new task whose creation's mark the refresh did not read, met among the tasks to re-cost", async () => {
-  const dev = await createJobRole(h.api, 'Tester');
-  const project = await createProject(h.api);
-  const ann = await createMember(h.api, { name: 'Cy' });
-  await addToProject(h.api, project.id, ann.id, dev.id);
-  await createTask(h.api, project.id, { estimated_hours: 1, assignee_ids: [ann.id] });
-  await expectProjectMatchesOracle(h, project.id);
-
-  const created = await createTask(h.api, project.id, { estimated_hours: 2, assignee_ids: [ann.id] });
-  await h.api.patch(`/api/team-members/${ann.id}`).send({ name: 'Cyd' }).expect(200);
-  const { revision } = await h.db('projects').where({ team_id: h.teamId, id: project.id }).first('revision');
-  await h.db('project_figures').where({ team_id: h.teamId, project_id: project.id }).update({ revision });
+  const { project, created, stored } = await renameBesideNewTask('Tester', 'Cy', 'Cyd');
   const creationMark = () => h.db('stale_tasks').where({ team_id: h.teamId, task_id: created.id }).select('task_id');
   expect(await creationMark()).toHaveLength(1);
   await h.db('stale_tasks').where({ team_id: h.teamId, task_id: created.id }).del();
   expect(await creationMark()).toHaveLength(0);
 
   await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
-  expect(await h.db('task_labor').where({ team_id: h.teamId, task_id: created.id }).first('task_id')).toEqual({ task_id: created.id });
+  expect(await stored()).toEqual({ task_id: created.id });
   await expectProjectMatchesOracle(h, project.id);
 });
 

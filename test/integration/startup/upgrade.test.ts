@@ -175,10 +175,15 @@ const STORED_TOTALS = ['total_estimated_cost', 'total_actual_cost', 'variance'].
   `tree_non_billable_${figure}`,
 ]);
 
-it('recomputes figures stored before the totals were (006) before any read answers them, and at start-up', async () => {
-  const { team, token } = await createTeamWithAdmin(db, 'team of the previous release');
+/** The API of a new team on the upgraded database (the harness of these tests, on `db`). */
+async function harnessOfNewTeam(name: string): Promise<Harness> {
+  const { team, token } = await createTeamWithAdmin(db, name);
   const app = createApp({ db, logger: createLogger('silent'), tokenCacheSeconds: 3600, listCacheMb: 0 });
-  const h: Harness = { db, app, api: new Api(app, token), teamId: team.id, close: async () => {} };
+  return { db, app, api: new Api(app, token), teamId: team.id, close: async () => {} };
+}
+
+it('recomputes figures stored before the totals were (006) before any read answers them, and at start-up', async () => {
+  const h = await harnessOfNewTeam('team of the previous release');
   const role = await createJobRole(h.api);
   const ann = await createMember(h.api, { name: 'Ann' });
   const bo = await createMember(h.api, { name: 'Bo' });
@@ -208,11 +213,11 @@ it('recomputes figures stored before the totals were (006) before any read answe
   // Back to the previous release: 009 to 006 undone, the figures stamped by its calculator (version 2).
   expect(CALCULATOR_VERSION).toBeGreaterThan(PREVIOUS_CALCULATOR_VERSION);
   for (let i = 0; i < 4; i++) await db.migrate.down({ migrationSource });
-  await db('project_figures').where({ team_id: team.id }).update({ calculator_version: PREVIOUS_CALCULATOR_VERSION });
+  await db('project_figures').where({ team_id: h.teamId }).update({ calculator_version: PREVIOUS_CALCULATOR_VERSION });
   await db.migrate.latest({ migrationSource });
   const withoutTotals = async (projectId: string) => {
     const rows = await db('task_labor')
-      .where({ team_id: team.id, project_id: projectId })
+      .where({ team_id: h.teamId, project_id: projectId })
       .where((q) => {
         for (const column of STORED_TOTALS) q.orWhereNull(column);
       })
@@ -222,7 +227,7 @@ it('recomputes figures stored before the totals were (006) before any read answe
   expect(await withoutTotals(read.id)).toBe(4);
 
   // A read before start-up's pass: the old stamp sends every read to the calculator first.
-  const inputs = await readInputs(db, team.id, read.id);
+  const inputs = await readInputs(db, h.teamId, read.id);
   for (const filter of ['all', 'billable', 'non-billable'] as Filter[]) {
     const res = await h.api.get(`/api/project-finance/project/${read.id}/tasks?billable_filter=${filter}`).expect(200);
     expect({ filter, body: res.body.body }).toEqual({ filter, body: oracleList(inputs, filter) });
@@ -238,9 +243,7 @@ it('recomputes figures stored before the totals were (006) before any read answe
 });
 
 it('marks the tasks a previous release created and no refresh computed yet (009), so the next read computes them', async () => {
-  const { team, token } = await createTeamWithAdmin(db, 'team with a task never computed');
-  const app = createApp({ db, logger: createLogger('silent'), tokenCacheSeconds: 3600, listCacheMb: 0 });
-  const h: Harness = { db, app, api: new Api(app, token), teamId: team.id, close: async () => {} };
+  const h = await harnessOfNewTeam('team with a task never computed');
   const role = await createJobRole(h.api);
   const ann = await createMember(h.api, { name: 'Ann' });
   const project = await createProject(h.api);
@@ -252,13 +255,13 @@ it('marks the tasks a previous release created and no refresh computed yet (009)
   // The previous release's task creation: the project's revision bumped, the task written, no mark.
   await db.migrate.down({ migrationSource });
   const [created] = await db('tasks')
-    .insert({ team_id: team.id, project_id: project.id, parent_task_id: parent.id, name: 'Made before the upgrade', estimated_hours: '2.5' })
+    .insert({ team_id: h.teamId, project_id: project.id, parent_task_id: parent.id, name: 'Made before the upgrade', estimated_hours: '2.5' })
     .returning('id');
-  await db('task_assignees').insert({ team_id: team.id, task_id: created.id, team_member_id: ann.id });
-  await db('projects').where({ team_id: team.id, id: project.id }).increment('revision', 1);
+  await db('task_assignees').insert({ team_id: h.teamId, task_id: created.id, team_member_id: ann.id });
+  await db('projects').where({ team_id: h.teamId, id: project.id }).increment('revision', 1);
   await db.migrate.latest({ migrationSource });
 
-  const marked = await db('stale_tasks').where({ team_id: team.id, project_id: project.id, task_id: created.id }).select('task_id');
+  const marked = await db('stale_tasks').where({ team_id: h.teamId, project_id: project.id, task_id: created.id }).select('task_id');
   expect(marked).toHaveLength(1);
   // Worked by hand: 2.5 h at 40 = 100 on the new task, 40 + 100 = 140 rolled up into its parent.
   const res = await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
