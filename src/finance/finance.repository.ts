@@ -975,6 +975,13 @@ const FIGURE_COLUMNS = LABOR_COLUMNS.filter(([column]) => column !== 'members_js
 /** A stored row's parts version that no project's is (they start at 0 and grow): its parts are out of date. */
 const PARTS_OUT_OF_DATE = -1;
 
+/**
+ * SQL: the task `taskId` (t) and its project's currency (p) of a labor row being rewritten with its
+ * list row (listRowJson); each an index lookup, kept apart by `offset 0` (see refreshRollups).
+ */
+const TASK_AND_CURRENCY = (taskId: string) => `cross join lateral (select * from tasks t where t.team_id = :teamId and t.id = ${taskId} offset 0) t
+     cross join lateral (select p.currency from projects p where p.team_id = :teamId and p.id = :projectId offset 0) p`;
+
 /** The rolled figures a task's labor row stores (the others are the task's own columns: TASK_FIGURES). */
 const LABOR_FIGURES = ROLLED_FIGURES.filter((figure) => !TASK_FIGURES.has(figure));
 
@@ -1036,8 +1043,7 @@ const UPDATE_FIGURES_SQL = `with recursive
              'case when u.own then u.assignees_json else l.assignees_json end',
            )}
        from changes u
-       cross join lateral (select * from tasks t where t.team_id = :teamId and t.id = u.task_id offset 0) t
-       cross join lateral (select p.currency from projects p where p.team_id = :teamId and p.id = :projectId offset 0) p
+       ${TASK_AND_CURRENCY('u.task_id')}
        where l.team_id = :teamId and l.project_id = :projectId and l.task_id = u.task_id
        returning u.own
      )
@@ -1059,8 +1065,8 @@ export async function upsertTaskLabor(db: Knex, teamId: string, projectId: strin
 /**
  * Stores stored tasks' new labor figures, with what they changed added to their own and their
  * ancestors' stored roll-ups (UPDATE_FIGURES_SQL: their stored roll-ups must be their subtrees' sums
- * before), and marks their breakdown parts out of date (a parts version no project has) without emptying them: emptying deleted each row's compressed parts from TOAST on
- * the spot, 115 ms for 600 tasks after a rename on the benchmark's largest project; the parts filler
+ * before), and marks their breakdown parts out of date (a parts version no project has) without
+ * emptying them: emptying deleted each row's compressed parts from TOAST on the spot, 115 ms for 600 tasks after a rename on the benchmark's largest project; the parts filler
  * or the task's next breakdown read overwrites them later, off the request that refreshed.
  */
 export async function updateTaskFigures(db: Knex, teamId: string, projectId: string, rows: readonly TaskFiguresRow[]): Promise<void> {
@@ -1135,8 +1141,7 @@ function rollupSql(targets: string): string {
      set children = r.children, ${ROLLED_COLUMNS.map((column) => `${column} = r.${column}`).join(', ')},
          list_row_json = ${STORED_LIST_ROW_JSON}
      from rolled r
-     cross join lateral (select * from tasks t where t.team_id = :teamId and t.id = r.root offset 0) t
-     cross join lateral (select p.currency from projects p where p.team_id = :teamId and p.id = :projectId offset 0) p
+     ${TASK_AND_CURRENCY('r.root')}
      where l.team_id = :teamId and l.task_id = any(array(select root from rolled)) and l.task_id = r.root`;
 }
 
@@ -1145,8 +1150,8 @@ function rollupSql(targets: string): string {
  * all their ancestors, or of every task of the project, from the tasks' own stored figures: each from
  * its whole non-archived subtree, in one statement. Refreshes of a project are serialised (figures.ts);
  * a write that changes a subtree while it is summed leaves its marks (and a newer revision), so the
- * roll-ups it touches are summed again by the next refresh before any read answers them. The lateral subqueries (kept apart by
- * `offset 0`) and the array of roots make each step an index lookup whatever the statistics say:
+ * roll-ups it touches are summed again by the next refresh before any read answers them. The lateral
+ * subqueries (kept apart by `offset 0`) and the array of roots make each step an index lookup whatever the statistics say:
  * planned as joins, the recursive walk's size is guessed so high (and a freshly loaded task_labor's
  * so low) that one task's refresh scanned every task or labor row of the team.
  */
