@@ -72,6 +72,15 @@ describe('projects, rate cards and project members', () => {
     await h.api.get('/api/projects/12').expect(400);
   });
 
+  it('lists the team projects by name (docs/api.md)', async () => {
+    const stem = unique('Order');
+    const made: string[] = [];
+    for (const suffix of ['c', 'a', 'd', 'b']) made.push((await h.api.post('/api/projects', { name: `${stem} ${suffix}` }).expect(201)).body.body.id);
+    const listed = (await h.api.get('/api/projects').expect(200)).body.body as { id: string; name: string }[];
+    const ours = listed.filter((project) => project.name.startsWith(stem)).map((project) => project.id);
+    expect(ours).toEqual([made[1], made[3], made[0], made[2]]);
+  });
+
   it('refuses a currency change that would strand finer amounts (409)', async () => {
     const project = await createProject(h.api);
     await createTask(h.api, project.id, { fixed_cost: 10.5 });
