@@ -8,6 +8,7 @@ import * as storedTotals from './20261125_006_stored_totals';
 import * as inputMarks from './20261125_007_input_marks';
 import * as coveringTotals from './20261125_008_covering_totals';
 import * as newTaskMarks from './20261126_009_new_task_marks';
+import * as laborFillfactor from './20261126_010_labor_fillfactor';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -25,6 +26,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125_007_input_marks', inputMarks],
   ['20261125_008_covering_totals', coveringTotals],
   ['20261126_009_new_task_marks', newTaskMarks],
+  ['20261126_010_labor_fillfactor', laborFillfactor],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
