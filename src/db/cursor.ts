@@ -24,8 +24,9 @@ export async function readInBatches<T>(db: Knex, sql: string, bindings: Readonly
 
 /**
  * The rows of one statement as they are fetched through a cursor, `batch` rows at a time, in the
- * caller's transaction: for a caller that reduces them as they come, so no more than a batch of them
- * is held at once. The cursor is closed when the caller has read every batch or stops early.
+ * caller's transaction: for a caller that reduces them as they come, so no more than two batches of
+ * them are held at once (the one handed out and the next, asked for meanwhile). The cursor is closed
+ * when the caller has read every batch or stops early.
  */
 export async function* batchesOf<T>(trx: Knex, sql: string, bindings: Readonly<Record<string, unknown>>, batch = CURSOR_BATCH): AsyncGenerator<T[]> {
   if (!Number.isInteger(batch) || batch < 1) throw new Error(`Reading in batches needs a batch of at least one row, not ${batch}`);
@@ -35,16 +36,26 @@ export async function* batchesOf<T>(trx: Knex, sql: string, bindings: Readonly<R
   await trx.raw('set local cursor_tuple_fraction = 1');
   await trx.raw(`declare ${cursor} no scroll cursor for ${sql}`, bindings);
   let open = true;
+  // The next batch is asked for before this one is handed out, so the database reads it while the
+  // caller works on this one (the connection runs its statements in turn, and this one is next).
+  const fetch = () => {
+    const next = trx.raw(`fetch forward ${batch} from ${cursor}`).then((result: { rows: T[] }) => result.rows);
+    // Handled here too: a caller that stops early never awaits the batch asked for meanwhile.
+    next.catch(() => undefined);
+    return next;
+  };
   try {
-    for (;;) {
-      const fetched = ((await trx.raw(`fetch forward ${batch} from ${cursor}`)) as { rows: T[] }).rows;
+    let pending: Promise<T[]> | undefined = fetch();
+    while (pending) {
+      const fetched: T[] = await pending;
+      pending = fetched.length < batch ? undefined : fetch();
       if (fetched.length > 0) yield fetched;
-      if (fetched.length < batch) break;
     }
     await trx.raw(`close ${cursor}`);
     open = false;
   } finally {
-    // Stopped early (the caller's loop ended, or a statement failed): closed if the transaction still can.
+    // Stopped early (the caller's loop ended, or a statement failed): closed if the transaction still
+    // can, after the batch asked for meanwhile (the connection runs them in turn).
     if (open) await trx.raw(`close ${cursor}`).catch(() => undefined);
   }
 }

@@ -62,6 +62,28 @@ it('hands the rows out batch by batch, and closes the cursor when the reader sto
   });
 });
 
+it('asks for the next batch before handing out the current one, so the database reads it meanwhile', async () => {
+  const fetches: string[] = [];
+  const onQuery = (query: { sql: string }) => {
+    if (query.sql.startsWith('fetch forward')) fetches.push(query.sql);
+  };
+  h.db.on('query', onQuery);
+  try {
+    await h.db.transaction(async (trx) => {
+      const asked: number[] = [];
+      for await (const rows of batchesOf(trx, series, { label: 'x', count: 250 }, 100)) asked.push(rows.length && fetches.length);
+      // Holding the first batch, the second was asked for; holding the last (50 rows), nothing more.
+      expect(asked).toEqual([2, 3, 3]);
+    });
+    // A statement that fails in a later batch fails the read, whether that batch was asked for early or not.
+    await h.db.transaction(async (trx) => {
+      await expect(readInBatches(trx, 'select 1 / (g - 150) as q from generate_series(1, 300) g', {}, 100)).rejects.toThrow(/division by zero/);
+    }).catch(() => undefined);
+  } finally {
+    h.db.off('query', onQuery);
+  }
+});
+
 it('reads batches only in a transaction (a cursor ends with its statement outside one)', async () => {
   await expect(batchesOf(h.db, series, { label: 'x', count: 3 }).next()).rejects.toThrow(/transaction/);
 });
