@@ -986,6 +986,9 @@ export type TaskFiguresRow = Omit<TaskLaborRow, 'members_json' | 'grouped_member
 
 const FIGURE_COLUMNS = LABOR_COLUMNS.filter(([column]) => column !== 'members_json' && column !== 'grouped_members_json');
 
+/** FIGURE_COLUMNS' names but the key (task_id): what updateTaskFigures writes of each task. */
+const FIGURE_VALUES = FIGURE_COLUMNS.map(([column]) => column).filter((column) => column !== 'task_id');
+
 /** A stored row's parts version that no project's is (they start at 0 and grow): its parts are out of date. */
 const PARTS_OUT_OF_DATE = -1;
 
@@ -1036,16 +1039,14 @@ const UPDATE_FIGURES_SQL = `with recursive
      ),
      changes as (
        select coalesce(r.task_id, d.id) as task_id, r.task_id is not null as own,
-              ${FIGURE_COLUMNS.filter(([column]) => column !== 'task_id').map(([column]) => `r.${column}`).join(', ')},
+              ${FIGURE_VALUES.map((column) => `r.${column}`).join(', ')},
               ${KIND_DELTAS.map((column) => `coalesce(d.${column}, 0) as ${column}`).join(', ')}
        from r full join deltas d on d.id = r.task_id
      ),
      updated as (
        update task_labor l
        set parts_version = case when u.own then ${PARTS_OUT_OF_DATE} else l.parts_version end,
-           ${FIGURE_COLUMNS.filter(([column]) => column !== 'task_id')
-             .map(([column]) => `${column} = case when u.own then u.${column} else l.${column} end`)
-             .join(', ')},
+           ${FIGURE_VALUES.map((column) => `${column} = case when u.own then u.${column} else l.${column} end`).join(', ')},
            ${KIND_DELTAS.map((column) => `tree_${column} = l.tree_${column} + u.${column}`).join(', ')},
            list_row_json = ${listRowJson(
              (figure) =>
@@ -1080,8 +1081,9 @@ export async function upsertTaskLabor(db: Knex, teamId: string, projectId: strin
  * Stores stored tasks' new labor figures, with what they changed added to their own and their
  * ancestors' stored roll-ups (UPDATE_FIGURES_SQL: their stored roll-ups must be their subtrees' sums
  * before), and marks their breakdown parts out of date (a parts version no project has) without
- * emptying them: emptying deleted each row's compressed parts from TOAST on the spot, 115 ms for 600 tasks after a rename on the benchmark's largest project; the parts filler
- * or the task's next breakdown read overwrites them later, off the request that refreshed.
+ * emptying them: emptying deleted each row's compressed parts from TOAST on the spot, 115 ms for 600
+ * tasks after a rename on the benchmark's largest project; the parts filler or the task's next
+ * breakdown read overwrites them later, off the request that refreshed.
  */
 export async function updateTaskFigures(db: Knex, teamId: string, projectId: string, rows: readonly TaskFiguresRow[]): Promise<void> {
   for (let from = 0; from < rows.length; from += WRITE_BATCH) {
@@ -1165,9 +1167,10 @@ function rollupSql(targets: string): string {
  * its whole non-archived subtree, in one statement. Refreshes of a project are serialised (figures.ts);
  * a write that changes a subtree while it is summed leaves its marks (and a newer revision), so the
  * roll-ups it touches are summed again by the next refresh before any read answers them. The lateral
- * subqueries (kept apart by `offset 0`) and the array of roots make each step an index lookup whatever the statistics say:
- * planned as joins, the recursive walk's size is guessed so high (and a freshly loaded task_labor's
- * so low) that one task's refresh scanned every task or labor row of the team.
+ * subqueries (kept apart by `offset 0`) and the array of roots make each step an index lookup
+ * whatever the statistics say: planned as joins, the recursive walk's size is guessed so high (and a
+ * freshly loaded task_labor's so low) that one task's refresh scanned every task or labor row of the
+ * team.
  */
 export async function refreshRollups(db: Knex, teamId: string, projectId: string, taskIds: readonly string[] | 'all'): Promise<void> {
   if (taskIds === 'all') {
