@@ -481,77 +481,99 @@ export type ChangedLineRow = {
 };
 
 /**
- * The cost lines (CONTRACT section 3b rule 4, over all days) of the members whose lines a change of
- * the rates of `roles` from `from` on can change (CHANGED_PAIRS), under two rate cards at once: the one
- * the statement's snapshot holds (`hourly_rate`: read in a savepoint that made the change, the card
- * after it) and `before` (the entries before the change, `hourly_rate_before`). Each row is the
- * seconds of one role at one rate of each card: grouped by role and either rate, the lines of either
- * card (labor.ts's linesChangeByTask). In batches as they are fetched (a change can reach every line
- * of a project), ordered by task, then member.
+ * The cost lines (CONTRACT section 3b rule 4, over all days) that a change of rates can change, under
+ * two rate cards at once: the one the statement's snapshot holds (`hourly_rate`: read in a savepoint
+ * that made the change, the card after it) and `before` (the entries before the change,
+ * `hourly_rate_before`). Each row is the seconds a member logged on a task with one role at one rate of
+ * each card: grouped by role and either rate, the lines of either card (labor.ts's linesChangeByTask).
+ * In batches as they are fetched (a change can reach every line of a project), ordered by task, then
+ * member.
  *
- * A line that is the same under both cards (its rows all keep their rate, and its rate's line after
- * the change is made of the same rows) costs the same before and after, so its rows are left out: the
- * calculator's actualAfterLinesChange, which subtracts the lines before and adds those after, would
- * only cancel them. Seven lines in ten of a raise of one role from 18 months back on the benchmark's
- * 10,000-task project are such lines (the same member's days before the raise, or in another role);
- * leaving them out took the preview from 1.53-1.68 s to 1.36-1.42 s (BENCHMARKS.md, eleventh run).
+ * How, without going through every day of the project:
+ * - `rate_piece`: each role's days cut where either card's rate changes, with both rates; `member_piece`:
+ *   those pieces cut again by each member's role periods. A member's day lies in exactly one piece,
+ *   whose role and rates are its role and rates on the day (section 3b rules 2 and 3, DATED_PERIODS).
+ * - A line of one card can change only if it holds a day whose rate differs between the cards: only
+ *   pieces whose role and rate (of either card) are those of such a piece of the same member are kept
+ *   (`line_piece`), and only days from the first of them on are read (the per-day totals' index by
+ *   project and day), joined to their piece by member and day.
+ * - A line that is the same under both cards (its rows all keep their rate, and its rate's line after
+ *   the change is made of the same rows) costs the same before and after, so its rows are left out:
+ *   the calculator's actualAfterLinesChange, which subtracts the lines before and adds those after,
+ *   would only cancel them.
+ * The days of unchanged roles, of lines before the change, and of members the change does not reach
+ * are never read. On the benchmark's 10,000-task project a raise of every role from 18 months back
+ * read 82,000 days here, against 125,000 copied to a temporary table and costed day by day before
+ * (550 ms of statements before, 175 ms now; BENCHMARKS.md, twelfth run).
  *
- * In a transaction only: those members' per-day totals are first copied to a temporary table, with
- * statistics, and the roles and rates joined to that. Joined straight to the statement that finds
- * them, the planner expected a handful of rows and compared each of the 125,000 days of a change of
- * every role on the benchmark's largest project with every role and rate period (nested loops, 2.5 s;
- * BENCHMARKS.md, eighth run).
+ * Planned without nested loops: the kept pieces are a few dozen rows the planner expects to be a
+ * handful, and with a nested loop it read the project's days in each piece's range once per piece.
  */
 export async function* costLinesChangedAt(
   trx: Knex,
   teamId: string,
   projectId: string,
   roles: readonly string[],
-  from: string,
   before: readonly RateEntryRow[],
   now: string,
 ): AsyncGenerator<ChangedLineRow[]> {
   if (roles.length === 0) return;
-  if (!(trx as Knex.Transaction).isTransaction) throw new Error('costLinesChangedAt reads through a temporary table and a cursor: call it in a transaction');
-  const bindings = { teamId, projectId, roles: roles.join(','), from, before: JSON.stringify(before), now };
-  await trx.raw(
-    `create temporary table changed_days on commit drop as
-     with ${DATED_PERIODS},
-     ${CHANGED_PAIRS}
-     select d.team_id, d.task_id, d.team_member_id, d.day, d.total_seconds from task_member_day_time d
-     join changed_pair cp on d.team_id = :teamId and d.task_id = cp.task_id and d.team_member_id = cp.team_member_id`,
-    bindings,
-  );
-  try {
-    await trx.raw('analyze changed_days');
-    const lines = batchesOf<ChangedLineRow & { seconds: string | number }>(
-      trx,
-      `with ${DATED_PERIODS},
-       rate_period_before (job_role_id, hourly_rate, starts, ends) as (${RATE_PERIODS(
-         'json_to_recordset(cast(:before as json)) as e (job_role_id uuid, hourly_rate numeric, effective_from date)',
-       )}),
-       line as (${COST_LINES('', 'true', 'rate_period_before', 'changed_days')}),
-       compared as (
-         select l.*,
-                bool_and(l.hourly_rate = l.hourly_rate_before) over (partition by l.task_id, l.team_member_id, l.job_role_id, l.hourly_rate_before) as before_line_same,
-                bool_and(l.hourly_rate = l.hourly_rate_before) over (partition by l.task_id, l.team_member_id, l.job_role_id, l.hourly_rate) as after_line_same
-         from line l
+  const bindings = { teamId, projectId, before: JSON.stringify(before), now };
+  const lines = batchesOf<ChangedLineRow & { seconds: string | number }>(
+    trx,
+    `with ${DATED_PERIODS},
+     rate_period_before (job_role_id, hourly_rate, starts, ends) as (${RATE_PERIODS(
+       'json_to_recordset(cast(:before as json)) as e (job_role_id uuid, hourly_rate numeric, effective_from date)',
+     )}),
+     rate_cut (job_role_id, starts) as (
+       select job_role_id, starts from rate_period union select job_role_id, starts from rate_period_before
+       union select job_role_id, '-infinity'::date from rate_period union select job_role_id, '-infinity'::date from rate_period_before
+     ),
+     rate_piece (job_role_id, starts, ends, hourly_rate, hourly_rate_before) as (
+       select c.job_role_id, c.starts, coalesce(lead(c.starts) over (partition by c.job_role_id order by c.starts), 'infinity'::date),
+              trim_scale(coalesce((select r.hourly_rate from rate_period r where r.job_role_id = c.job_role_id and c.starts >= r.starts and c.starts < r.ends), 0)),
+              trim_scale(coalesce((select r.hourly_rate from rate_period_before r where r.job_role_id = c.job_role_id and c.starts >= r.starts and c.starts < r.ends), 0))
+       from rate_cut c
+     ),
+     member_piece (team_member_id, job_role_id, hourly_rate, hourly_rate_before, starts, ends) as (
+       select role.team_member_id, role.job_role_id, p.hourly_rate, p.hourly_rate_before, greatest(role.starts, p.starts), least(role.ends, p.ends)
+       from role_period role join rate_piece p on p.job_role_id = role.job_role_id and p.starts < role.ends and p.ends > role.starts
+     ),
+     line_piece as (
+       select p.* from member_piece p
+       where exists (
+         select 1 from member_piece c
+         where c.team_member_id = p.team_member_id and c.job_role_id = p.job_role_id and c.hourly_rate <> c.hourly_rate_before
+           and (c.hourly_rate_before = p.hourly_rate_before or c.hourly_rate = p.hourly_rate)
        )
-       select l.task_id, l.team_member_id, l.job_role_id, jr.name as job_role, l.hourly_rate_before::text as hourly_rate_before,
-              l.hourly_rate::text as hourly_rate, l.seconds
-       from compared l left join job_roles jr on jr.team_id = :teamId and jr.id = l.job_role_id
-       where not (l.before_line_same and l.after_line_same)
-       order by l.task_id, l.team_member_id`,
-      bindings,
-    );
-    // seconds: a sum of bigints, numeric, which both drivers answer as text; made a number in place (as
-    // assigneesToday completes its rows), not by a copy of each of a preview's 125,000 rows.
-    for await (const rows of lines) {
-      for (const row of rows) row.seconds = Number(row.seconds);
-      yield rows as ChangedLineRow[];
-    }
-  } finally {
-    await trx.raw('drop table if exists changed_days').catch(() => undefined);
+     ),
+     line as (
+       select d.task_id, d.team_member_id, p.job_role_id, p.hourly_rate, p.hourly_rate_before, sum(d.total_seconds) as seconds
+       from task_member_day_time d
+       join line_piece p on p.team_member_id = d.team_member_id and d.day >= p.starts and d.day < p.ends
+       where d.team_id = :teamId and d.project_id = :projectId and d.total_seconds > 0 and d.day >= (select min(starts) from line_piece)
+       group by d.task_id, d.team_member_id, p.job_role_id, p.hourly_rate, p.hourly_rate_before
+     ),
+     compared as (
+       select l.*,
+              bool_and(l.hourly_rate = l.hourly_rate_before) over (partition by l.task_id, l.team_member_id, l.job_role_id, l.hourly_rate_before) as before_line_same,
+              bool_and(l.hourly_rate = l.hourly_rate_before) over (partition by l.task_id, l.team_member_id, l.job_role_id, l.hourly_rate) as after_line_same
+       from line l
+     )
+     select l.task_id, l.team_member_id, l.job_role_id, jr.name as job_role, l.hourly_rate_before::text as hourly_rate_before,
+            l.hourly_rate::text as hourly_rate, l.seconds
+     from compared l left join job_roles jr on jr.team_id = :teamId and jr.id = l.job_role_id
+     where not (l.before_line_same and l.after_line_same)
+     order by l.task_id, l.team_member_id`,
+    bindings,
+    CURSOR_BATCH,
+    { enable_nestloop: 'off' },
+  );
+  // seconds: a sum of bigints, numeric, which both drivers answer as text; made a number in place (as
+  // assigneesToday completes its rows), not by a copy of each of a preview's rows.
+  for await (const rows of lines) {
+    for (const row of rows) row.seconds = Number(row.seconds);
+    yield rows as ChangedLineRow[];
   }
 }
 

@@ -189,7 +189,7 @@ async function changeFromStored(
     const beforeOf = (taskId: string) => before.get(taskId) as TaskTotals;
     // Logged hours and actual costs after: as stored, less the changed lines before, plus them after.
     const actuals = new Map<string, Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>>();
-    const batches = repo.costLinesChangedAt(savepoint, teamId, project.id, roles, effectiveFrom, ratesBefore, now);
+    const batches = repo.costLinesChangedAt(savepoint, teamId, project.id, roles, ratesBefore, now);
     for await (const { taskId, changes } of linesChangeByTask(batches)) {
       if (before.has(taskId)) actuals.set(taskId, actualAfterLinesChange(beforeOf(taskId), changes, project.currency));
     }

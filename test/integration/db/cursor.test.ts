@@ -95,3 +95,44 @@ it('asks for the next batch before handing out the current one, so the database 
 it('reads batches only in a transaction (a cursor ends with its statement outside one)', async () => {
   await expect(batchesOf(h.db, series, { label: 'x', count: 3 }).next()).rejects.toThrow(/transaction/);
 });
+
+it('plans the statement with the planner settings asked for, then puts them back for the rest of the transaction', async () => {
+  const statements: string[] = [];
+  const onQuery = (query: { sql: string; bindings?: unknown[] }) => statements.push(`${query.sql} ${JSON.stringify(query.bindings ?? [])}`);
+  await h.db.transaction(async (trx) => {
+    await trx.raw('set local enable_hashjoin = off');
+    h.db.on('query', onQuery);
+    try {
+      const seen: string[] = [];
+      for await (const rows of batchesOf(trx, series, { label: 'x', count: 250 }, 100, { enable_nestloop: 'off', enable_hashjoin: 'on' })) {
+        // Between batches (the cursor planned), the transaction's own settings hold again.
+        const now = (await trx.raw("select current_setting('enable_nestloop') as nestloop, current_setting('enable_hashjoin') as hashjoin")).rows[0];
+        seen.push(`${rows.length} ${now.nestloop} ${now.hashjoin}`);
+      }
+      expect(seen).toEqual(['100 on off', '100 on off', '50 on off']);
+    } finally {
+      h.db.off('query', onQuery);
+    }
+  });
+  // Set before the cursor was declared, put back after.
+  const declared = statements.findIndex((sql) => sql.startsWith('declare '));
+  const setBefore = statements.findIndex((sql) => sql.includes('set_config') && sql.includes('"enable_nestloop","off"'));
+  const putBack = statements.findIndex((sql) => sql.includes('set_config') && sql.includes('"enable_nestloop","on"'));
+  expect(setBefore).toBeGreaterThanOrEqual(0);
+  expect([setBefore < declared, declared < putBack]).toEqual([true, true]);
+});
+
+it("fails with the statement's own error when a cursor planned with settings cannot be declared", async () => {
+  let failure: unknown;
+  await h.db
+    .transaction(async (trx) => {
+      failure = await batchesOf(trx, 'select * from no_such_table', {}, 100, { enable_nestloop: 'off' })
+        .next()
+        .then(
+          () => undefined,
+          (err: unknown) => err,
+        );
+    })
+    .catch(() => undefined);
+  expect(String(failure)).toMatch(/no_such_table/);
+});

@@ -56,7 +56,10 @@ it.each([
   const project = await createProject(h.api, { currency: random.pick(['USD', 'JPY', 'KWD']) });
   const roles = [];
   for (let i = 0; i < 3; i++) roles.push(await createJobRole(h.api));
-  const currencyRate = () => Number((random.next() * 150).toFixed(project.currency === 'JPY' ? 0 : project.currency === 'KWD' ? 3 : 2));
+  // One rate in three from a short list, so a rate comes back in a later entry of a role (and of another
+  // role): a cost line then holds days of periods apart, on either side of the change.
+  const currencyRate = () =>
+    random.int(3) === 0 ? random.pick([40, 75]) : Number((random.next() * 150).toFixed(project.currency === 'JPY' ? 0 : project.currency === 'KWD' ? 3 : 2));
   await setRateCard(h.api, project.id, roles.map((role) => ({ job_role_id: role.id, hourly_rate: currencyRate() })));
   const members = [];
   for (let i = 0; i < 4; i++) {
