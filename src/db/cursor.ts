@@ -23,45 +23,18 @@ export async function readInBatches<T>(db: Knex, sql: string, bindings: Readonly
 }
 
 /**
- * Planner settings (PostgreSQL's, such as `enable_nestloop`) for the plan of one statement only: set
- * before the cursor is declared (its plan is made then) and put back as they were right after.
- */
-export type PlannerSettings = Readonly<Record<string, 'on' | 'off'>>;
-
-/**
  * The rows of one statement as they are fetched through a cursor, `batch` rows at a time, in the
  * caller's transaction: for a caller that reduces them as they come, so no more than two batches of
  * them are held at once (the one handed out and the next, asked for meanwhile). The cursor is closed
  * when the caller has read every batch or stops early.
  */
-export async function* batchesOf<T>(
-  trx: Knex,
-  sql: string,
-  bindings: Readonly<Record<string, unknown>>,
-  batch = CURSOR_BATCH,
-  planner: PlannerSettings = {},
-): AsyncGenerator<T[]> {
+export async function* batchesOf<T>(trx: Knex, sql: string, bindings: Readonly<Record<string, unknown>>, batch = CURSOR_BATCH): AsyncGenerator<T[]> {
   if (!Number.isInteger(batch) || batch < 1) throw new Error(`Reading in batches needs a batch of at least one row, not ${batch}`);
   if (!(trx as Knex.Transaction).isTransaction) throw new Error('A cursor lives in a transaction: read its batches in one');
   // Its own name: two reads may share a transaction.
   const cursor = `batched_rows_${++cursors}`;
   await trx.raw('set local cursor_tuple_fraction = 1');
-  const before = new Map<string, string>();
-  for (const [name, value] of Object.entries(planner)) {
-    const { rows } = await trx.raw('select current_setting(:name) as value', { name });
-    before.set(name, (rows as { value: string }[])[0]?.value as string);
-    await trx.raw('select set_config(:name, :value, true)', { name, value });
-  }
-  let declared = false;
-  try {
-    await trx.raw(`declare ${cursor} no scroll cursor for ${sql}`, bindings);
-    declared = true;
-  } finally {
-    // After a failed declare the transaction takes no statement: its error is the one that counts.
-    for (const [name, value] of before) await trx.raw('select set_config(:name, :value, true)', { name, value }).catch((err: unknown) => {
-      if (declared) throw err;
-    });
-  }
+  await trx.raw(`declare ${cursor} no scroll cursor for ${sql}`, bindings);
   let open = true;
   // The next batch is asked for before this one is handed out, so the database reads it while the
   // caller works on this one (the connection runs its statements in turn, and this one is next).
