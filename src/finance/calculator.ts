@@ -193,11 +193,24 @@ export function totalsWithEstimateOf(
   actual: Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>,
   currency: string,
 ): TaskTotals {
-  const estimates = estimatesOf(task.estimatedHours, task.members, currency);
+  return totalsWithEstimate(task, estimatedLaborCostOf(task, currency), actual);
+}
+
+/** Rules 2, 3, 7 and 6: what a task's estimate costs, its assignees' shares costed at their rates today. */
+export function estimatedLaborCostOf(task: Pick<TaskInput, 'estimatedHours' | 'members'>, currency: string): Decimal {
+  return sum([...estimatesOf(task.estimatedHours, task.members, currency).values()].map((estimate) => estimate.estimatedCost));
+}
+
+/** totalsWithEstimateOf with the estimate's cost already worked out (estimatedLaborCostOf). */
+export function totalsWithEstimate(
+  task: Pick<TaskInput, 'estimatedHours' | 'fixedCost'>,
+  estimatedLaborCost: Decimal,
+  actual: Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>,
+): TaskTotals {
   return taskTotals({
     estimatedHours: task.estimatedHours,
     loggedHours: actual.loggedHours,
-    estimatedLaborCost: sum([...estimates.values()].map((estimate) => estimate.estimatedCost)),
+    estimatedLaborCost,
     actualLaborCost: actual.actualLaborCost,
     fixedCost: task.fixedCost,
   });

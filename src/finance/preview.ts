@@ -6,7 +6,7 @@ import { turns } from '../turns';
 import { ProjectRow, rateEntries } from '../projects/projects.repository';
 import { applyRateCard, getProject } from '../projects/projects.service';
 import type { RateCardBody } from '../projects/projects.schemas';
-import { TaskFinance, TaskTotals, actualAfterLinesChange, addTotals, rollUp, taskTotals, totalsWithEstimateOf } from './calculator';
+import { TaskFinance, TaskTotals, actualAfterLinesChange, addTotals, estimatedLaborCostOf, rollUp, taskTotals, totalsWithEstimate } from './calculator';
 import { bringCurrent } from './figures';
 import { computeOwnFigures, lazyMembers, linesChangeByTask } from './labor';
 import { presentTotals } from './present';
@@ -161,9 +161,12 @@ type Change = { effectiveFrom: string; tasks: readonly { id: string; name: strin
  * after it and those before it, task by task; each task's logged hours and actual cost are its stored
  * ones less what its changed lines gave before plus what they give after, its estimate costed again
  * with today's rates after the change when an assignee's role today has a changed rate (calculator's
- * actualAfterLinesChange and totalsWithEstimateOf, which equal a whole recomputation on the same
- * inputs). Only the members whose lines change are read, not every member's every logged day
- * (BENCHMARKS.md, eighth run).
+ * actualAfterLinesChange and estimatedLaborCostOf, which equal a whole recomputation on the same
+ * inputs). Only the lines the change can reach are read, not every member's every logged day
+ * (BENCHMARKS.md, eighth and twelfth runs).
+ *
+ * The database reads the lines while the figures before and the estimates after are worked out here,
+ * not after that work.
  */
 async function changeFromStored(
   trx: Knex,
@@ -177,39 +180,60 @@ async function changeFromStored(
   const ratesBefore = await rateEntries(trx, teamId, project.id);
   return rolledBack(trx, async (savepoint) => {
     const { effectiveFrom, roles, costed, taskIds } = await applyInSavepoint(savepoint, actor, project, body, now);
-    // The stored figures, which the change in this savepoint leaves as they were: the figures before.
-    const stored = await repo.storedOwnFigures(savepoint, teamId, project.id, taskIds, now);
     // The change writes no task: the project's tasks read before it, in creation order.
     const costedIds = new Set(taskIds);
     const tasks = projectTasks.filter((task) => costedIds.has(task.id));
+    // The stored figures, which the change in this savepoint leaves as they were: the figures before.
+    const [stored, assignees] = await Promise.all([
+      repo.storedOwnFigures(savepoint, teamId, project.id, taskIds, now),
+      costed.assigned.length ? repo.assigneesToday(savepoint, teamId, project.id, costed.assigned, now) : [],
+    ]);
     // A live task without stored figures (its row removed by hand) is not worked from: the caller computes.
     if (stored.rows.length !== tasks.length) return undefined;
-    const before = await storedTotalsByTask(stored.rows);
-    const pace = turns();
-    const beforeOf = (taskId: string) => before.get(taskId) as TaskTotals;
-    // Logged hours and actual costs after: as stored, less the changed lines before, plus them after.
-    const actuals = new Map<string, Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>>();
-    const batches = repo.costLinesChangedAt(savepoint, teamId, project.id, roles, ratesBefore, now);
-    for await (const { taskId, changes } of linesChangeByTask(batches)) {
-      if (before.has(taskId)) actuals.set(taskId, actualAfterLinesChange(beforeOf(taskId), changes, project.currency));
-    }
-    const assigneesOf = lazyMembers(costed.assigned.length ? await repo.assigneesToday(savepoint, teamId, project.id, costed.assigned, now) : []);
-    const estimated = new Set(costed.assigned);
-    const after = new Map<string, TaskTotals>();
-    for (const task of tasks) {
-      if (pace.due()) await pace.take();
-      const was = beforeOf(task.id);
-      const actual = actuals.get(task.id) ?? was;
-      if (!estimated.has(task.id)) {
-        // No assignee's role today has a changed rate (or the change starts after today): the
-        // estimate's cost is as stored.
-        after.set(task.id, taskTotals({ ...was, loggedHours: actual.loggedHours, actualLaborCost: actual.actualLaborCost }));
-        continue;
+    // The lines asked for now, and read by the database while the figures before and the estimates are
+    // worked out here (asked for with the reads above, its batches were read between theirs).
+    const lines = linesChangeByTask(repo.costLinesChangedAt(savepoint, teamId, project.id, roles, ratesBefore, now))[Symbol.asyncIterator]();
+    const firstLines = lines.next();
+    // Awaited below; failing meanwhile, it is not left unhandled.
+    firstLines.catch(() => undefined);
+    try {
+      const before = await storedTotalsByTask(stored.rows);
+      const beforeOf = (taskId: string) => before.get(taskId) as TaskTotals;
+      const pace = turns();
+      // Estimates costed again when no assignee's role today has a changed rate (or the change starts
+      // after today) are not in `estimated`: their cost is as stored.
+      const assigneesOf = lazyMembers(assignees);
+      const estimated = new Map<string, Decimal>();
+      const assigned = new Set(costed.assigned);
+      for (const task of tasks) {
+        if (!assigned.has(task.id)) continue;
+        if (pace.due()) await pace.take();
+        estimated.set(task.id, estimatedLaborCostOf({ estimatedHours: toDecimal(task.estimated_hours), members: assigneesOf(task.id) }, project.currency));
       }
-      const input = { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members: assigneesOf(task.id) };
-      after.set(task.id, totalsWithEstimateOf(input, actual, project.currency));
+      // Logged hours and actual costs after: as stored, less the changed lines before, plus them after.
+      const actuals = new Map<string, Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>>();
+      for (let next = await firstLines; !next.done; next = await lines.next()) {
+        const { taskId, changes } = next.value;
+        if (before.has(taskId)) actuals.set(taskId, actualAfterLinesChange(beforeOf(taskId), changes, project.currency));
+      }
+      const after = new Map<string, TaskTotals>();
+      for (const task of tasks) {
+        if (pace.due()) await pace.take();
+        const was = beforeOf(task.id);
+        const actual = actuals.get(task.id) ?? was;
+        const estimate = estimated.get(task.id);
+        after.set(
+          task.id,
+          estimate === undefined
+            ? taskTotals({ ...was, loggedHours: actual.loggedHours, actualLaborCost: actual.actualLaborCost })
+            : totalsWithEstimate({ estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost) }, estimate, actual),
+        );
+      }
+      return { effectiveFrom, tasks, before, after };
+    } finally {
+      // Stopped early (or failed): the lines' cursor closed, after the batch it was reading.
+      await lines.return(undefined).catch(() => undefined);
     }
-    return { effectiveFrom, tasks, before, after };
   });
 }
 
