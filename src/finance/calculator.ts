@@ -74,15 +74,21 @@ export type MemberFigures = {
   costLines: CostLine[];
 };
 
-export type TaskTotals = {
-  estimatedHours: Decimal;
-  loggedHours: Decimal;
-  estimatedLaborCost: Decimal;
-  actualLaborCost: Decimal;
-  fixedCost: Decimal;
-  totalEstimatedCost: Decimal;
-  totalActualCost: Decimal;
+/** A task's seven figures, in some exact kind of number. */
+export type Figures<N> = {
+  estimatedHours: N;
+  loggedHours: N;
+  estimatedLaborCost: N;
+  actualLaborCost: N;
+  fixedCost: N;
+  totalEstimatedCost: N;
+  totalActualCost: N;
 };
+
+export type TaskTotals = Figures<Decimal>;
+
+/** A task's figures in whole ten-thousandths (money.ts's tenThousandthsOf): thousands of tasks' added and compared cheaply. */
+export type ScaledTotals = Figures<bigint>;
 
 export type RoleGroup = {
   jobRole: string;
@@ -145,15 +151,29 @@ function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLin
  * hours and costed at the member's rate today; by member id.
  */
 function estimatesOf(estimatedHours: Decimal, members: readonly MemberInput[], currency: string) {
+  return new Map(
+    estimateShares(estimatedHours, members, currency).map(({ member, hundredths, cost }) => [
+      member.teamMemberId,
+      { estimatedHours: hoursOfHundredths(hundredths), estimatedCost: amountOfMinorUnits(cost, currency) },
+    ]),
+  );
+}
+
+/** estimatesOf's shares as whole numbers: each assignee's hundredths of an hour and their cost in minor units. */
+function estimateShares(estimatedHours: Decimal, members: readonly MemberInput[], currency: string) {
   const assignees = members.filter((m) => m.isAssignee).sort(compareMembers);
   const shares = splitHundredths(estimatedHours, assignees.length);
-  return new Map(
-    assignees.map((member, index) => {
-      const hundredths = shares[index] ?? 0n;
-      const cost = costInMinorUnits(hundredths, member.hourlyRate ?? ZERO, currency);
-      return [member.teamMemberId, { estimatedHours: hoursOfHundredths(hundredths), estimatedCost: amountOfMinorUnits(cost, currency) }];
-    }),
-  );
+  return assignees.map((member, index) => {
+    const hundredths = shares[index] ?? 0n;
+    return { member, hundredths, cost: costInMinorUnits(hundredths, member.hourlyRate ?? ZERO, currency) };
+  });
+}
+
+/** Rules 2, 3, 7 and 6: what a task's estimate costs (its assignees' shares at their rates today), in minor units. */
+export function estimateInMinorUnits(task: Pick<TaskInput, 'estimatedHours' | 'members'>, currency: string): bigint {
+  let total = 0n;
+  for (const share of estimateShares(task.estimatedHours, task.members, currency)) total += share.cost;
+  return total;
 }
 
 /** Rules 1-6 and 8 for one task, with section 3b's cost lines and today's rates and roles. */
@@ -193,24 +213,10 @@ export function totalsWithEstimateOf(
   actual: Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>,
   currency: string,
 ): TaskTotals {
-  return totalsWithEstimate(task, estimatedLaborCostOf(task, currency), actual);
-}
-
-/** Rules 2, 3, 7 and 6: what a task's estimate costs, its assignees' shares costed at their rates today. */
-export function estimatedLaborCostOf(task: Pick<TaskInput, 'estimatedHours' | 'members'>, currency: string): Decimal {
-  return sum([...estimatesOf(task.estimatedHours, task.members, currency).values()].map((estimate) => estimate.estimatedCost));
-}
-
-/** totalsWithEstimateOf with the estimate's cost already worked out (estimatedLaborCostOf). */
-export function totalsWithEstimate(
-  task: Pick<TaskInput, 'estimatedHours' | 'fixedCost'>,
-  estimatedLaborCost: Decimal,
-  actual: Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>,
-): TaskTotals {
   return taskTotals({
     estimatedHours: task.estimatedHours,
     loggedHours: actual.loggedHours,
-    estimatedLaborCost,
+    estimatedLaborCost: amountOfMinorUnits(estimateInMinorUnits(task, currency), currency),
     actualLaborCost: actual.actualLaborCost,
     fixedCost: task.fixedCost,
   });
@@ -223,26 +229,28 @@ export type ChangedLine = Pick<CostLineInput, 'jobRole' | 'hourlyRate' | 'second
 export type LinesChange = { before: readonly ChangedLine[]; after: readonly ChangedLine[] };
 
 /**
- * A task's logged hours and actual labor cost after a change of some of its members' cost lines (a
- * change of rates from a day on: the lines of the other members are the same before and after): its
- * figures before (`actual`, as computeTaskFinance computed them) less what the changed members' lines
- * gave before, plus what they give after (rule 6 sums the members, section 3b rule 4 a member's
- * lines). Equal to computeTaskFinance's on the inputs after the change. Counted in hundredths of an
- * hour and minor units (the lines' own rounding), so a task costs two decimals, not several per line.
+ * What a change of some of a task's members' cost lines (a change of rates from a day on: the lines
+ * of the other members are the same before and after) changes its logged hours and actual labor cost
+ * by: what the changed members' lines give after it less what they gave before (rule 6 sums the
+ * members, section 3b rule 4 a member's lines), in hundredths of an hour and minor units (the lines'
+ * own rounding). Added to the figures computeTaskFinance computed before the change, it gives what it
+ * computes after it.
  */
-export function actualAfterLinesChange(
-  actual: Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>,
-  changes: readonly LinesChange[],
-  currency: string,
-): Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'> {
+export function linesChangeDelta(changes: readonly LinesChange[], currency: string): { hundredths: bigint; minorUnits: bigint } {
   let hundredths = 0n;
   let minorUnits = 0n;
-  const count = (lines: readonly ChangedLine[], sign: bigint) => {
+  const count = (lines: readonly ChangedLine[], sign: 1 | -1) => {
     for (const line of lines) {
       if (line.seconds <= 0) continue; // no cost line (costLinesOf)
       const hours = hundredthsOfHour(line.seconds);
-      hundredths += sign * hours;
-      minorUnits += sign * costInMinorUnits(hours, line.hourlyRate, currency);
+      const cost = costInMinorUnits(hours, line.hourlyRate, currency);
+      if (sign > 0) {
+        hundredths += hours;
+        minorUnits += cost;
+      } else {
+        hundredths -= hours;
+        minorUnits -= cost;
+      }
     }
   };
   // A line before and one after of the same role, rate and seconds count the same: both left out.
@@ -256,13 +264,10 @@ export function actualAfterLinesChange(
       if (twin >= 0) changedAfter.splice(twin, 1);
       else changedBefore.push(line);
     }
-    count(changedBefore, -1n);
-    count(changedAfter, 1n);
+    count(changedBefore, -1);
+    count(changedAfter, 1);
   }
-  return {
-    loggedHours: hundredths === 0n ? actual.loggedHours : actual.loggedHours.plus(hoursOfHundredths(hundredths)),
-    actualLaborCost: minorUnits === 0n ? actual.actualLaborCost : actual.actualLaborCost.plus(amountOfMinorUnits(minorUnits, currency)),
-  };
+  return { hundredths, minorUnits };
 }
 
 function totalsOf(estimatedHours: Decimal, fixedCost: Decimal, members: readonly MemberFigures[]): TaskTotals {
@@ -275,13 +280,22 @@ function totalsOf(estimatedHours: Decimal, fixedCost: Decimal, members: readonly
   });
 }
 
-/** Rule 6: the fixed cost is added to both labor costs. */
-export function taskTotals(labor: Omit<TaskTotals, 'totalEstimatedCost' | 'totalActualCost'>): TaskTotals {
+/** Rule 6: the fixed cost is added to both labor costs (`add` adds two numbers of the kind at hand). */
+function withTotals<N>(labor: Omit<Figures<N>, 'totalEstimatedCost' | 'totalActualCost'>, add: (a: N, b: N) => N): Figures<N> {
   return {
     ...labor,
-    totalEstimatedCost: labor.estimatedLaborCost.plus(labor.fixedCost),
-    totalActualCost: labor.actualLaborCost.plus(labor.fixedCost),
+    totalEstimatedCost: add(labor.estimatedLaborCost, labor.fixedCost),
+    totalActualCost: add(labor.actualLaborCost, labor.fixedCost),
   };
+}
+
+export function taskTotals(labor: Omit<TaskTotals, 'totalEstimatedCost' | 'totalActualCost'>): TaskTotals {
+  return withTotals(labor, (a, b) => a.plus(b));
+}
+
+/** taskTotals in whole ten-thousandths. */
+export function scaledTaskTotals(labor: Omit<ScaledTotals, 'totalEstimatedCost' | 'totalActualCost'>): ScaledTotals {
+  return withTotals(labor, (a, b) => a + b);
 }
 
 /** Rule 10: variance is the total estimated cost minus the total actual cost (negative: over estimate). */

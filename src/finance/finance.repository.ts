@@ -499,7 +499,7 @@ export type ChangedLineRow = {
  *   project and day), joined to their piece by member and day.
  * - A line that is the same under both cards (its rows all keep their rate, and its rate's line after
  *   the change is made of the same rows) costs the same before and after, so its rows are left out:
- *   the calculator's actualAfterLinesChange, which subtracts the lines before and adds those after,
+ *   the calculator's linesChangeDelta, which subtracts the lines before and adds those after,
  *   would only cancel them.
  * The days of unchanged roles, of lines before the change, and of members the change does not reach
  * are never read. On the benchmark's 10,000-task project a raise of every role from 18 months back

@@ -1,16 +1,16 @@
 import type { Knex } from 'knex';
 import type { Actor } from '../auth/roles';
 import { nowIso } from '../clock';
-import { jsonArrayInTurns } from '../json';
+import { JsonText, jsonArrayInTurns } from '../json';
 import { turns } from '../turns';
 import { ProjectRow, rateEntries } from '../projects/projects.repository';
 import { applyRateCard, getProject } from '../projects/projects.service';
 import type { RateCardBody } from '../projects/projects.schemas';
-import { TaskFinance, TaskTotals, actualAfterLinesChange, addTotals, estimatedLaborCostOf, rollUp, taskTotals, totalsWithEstimate } from './calculator';
+import { ScaledTotals, TaskFinance, TaskTotals, addTotals, estimateInMinorUnits, linesChangeDelta, rollUp, scaledTaskTotals } from './calculator';
 import { bringCurrent } from './figures';
 import { computeOwnFigures, lazyMembers, linesChangeByTask } from './labor';
 import { presentTotals } from './present';
-import { Decimal, ZERO, toDecimal } from './money';
+import { decimalOfTenThousandths, tenThousandthsOf, tenThousandthsOfHundredths, tenThousandthsOfMinorUnits, tenThousandthsText, toDecimal } from './money';
 import * as repo from './finance.repository';
 
 /*
@@ -33,8 +33,10 @@ import * as repo from './finance.repository';
  *      read and costed, not every member's every day;
  *    - else (a write committed between, or a task's stored row missing), computed by the calculator
  *      from every input of those tasks, with the change and without it (changeComputed).
- *    Both are the calculator's rules (calculator.ts's actualAfterLinesChange equals a whole
- *    recomputation); test/integration/finance/rate-preview.test.ts holds each way to the real change.
+ *    Both are the calculator's rules (calculator.ts's linesChangeDelta added to the figures before
+ *    equals a whole recomputation); test/integration/finance/rate-preview.test.ts holds each way to
+ *    the real change. Each task's figures are whole ten-thousandths (money.ts's tenThousandthsOf, exact
+ *    for every figure): thousands of tasks added and compared without a decimal each.
  * 3. The project's totals before are the unfiltered list's (the stored roll-ups; computed from every
  *    task if they are not current in the snapshot); after = before + the changed tasks' differences
  *    (only tasks under no archived ancestor count, as in the list).
@@ -60,34 +62,55 @@ function storedTotals(stored: repo.ListedFigures): TaskTotals {
   };
 }
 
-/** Stored own figures as task totals, by task, in turns of the event loop (thousands of tasks). */
-async function storedTotalsByTask(rows: readonly repo.StoredOwnFigures[]): Promise<Map<string, TaskTotals>> {
-  const totals = new Map<string, TaskTotals>();
+/** A task's stored own figures (exact numeric text) in whole ten-thousandths. */
+function storedScaled(stored: repo.ListedFigures): ScaledTotals {
+  return {
+    estimatedHours: tenThousandthsOf(stored.estimated_hours),
+    loggedHours: tenThousandthsOf(stored.logged_hours),
+    estimatedLaborCost: tenThousandthsOf(stored.estimated_labor_cost),
+    actualLaborCost: tenThousandthsOf(stored.actual_labor_cost),
+    fixedCost: tenThousandthsOf(stored.fixed_cost),
+    totalEstimatedCost: tenThousandthsOf(stored.total_estimated_cost),
+    totalActualCost: tenThousandthsOf(stored.total_actual_cost),
+  };
+}
+
+/** A task's computed figures in whole ten-thousandths. */
+function computedScaled(totals: TaskTotals): ScaledTotals {
+  return Object.fromEntries(FIGURES.map((figure) => [figure, tenThousandthsOf(totals[figure])])) as ScaledTotals;
+}
+
+/** Stored own figures by task, in whole ten-thousandths, in turns of the event loop (thousands of tasks). */
+async function storedScaledByTask(rows: readonly repo.StoredOwnFigures[]): Promise<Map<string, ScaledTotals>> {
+  const totals = new Map<string, ScaledTotals>();
   const pace = turns();
   for (const row of rows) {
     if (pace.due()) await pace.take();
-    totals.set(row.task_id, storedTotals(row));
+    totals.set(row.task_id, storedScaled(row));
   }
   return totals;
 }
 
-const totalsOf = (finances: Map<string, TaskFinance>) => new Map([...finances].map(([id, finance]) => [id, finance.totals]));
+const scaledOf = (finances: Map<string, TaskFinance>) => new Map([...finances].map(([id, finance]) => [id, computedScaled(finance.totals)]));
 
-/** The own totals of the given tasks as they are: stored (what their breakdowns answer) when current, else computed. */
+/** The own figures of the given tasks as they are: stored (what their breakdowns answer) when current, else computed. */
 async function figuresBefore(db: Knex, teamId: string, project: ProjectRow, now: string, taskIds: readonly string[]) {
   const stored = await repo.storedOwnFigures(db, teamId, project.id, taskIds, now);
-  if (!stored.current || stored.rows.length !== new Set(taskIds).size) return totalsOf((await ownFigures(db, teamId, project, now, taskIds)).finances);
-  return storedTotalsByTask(stored.rows);
+  if (!stored.current || stored.rows.length !== new Set(taskIds).size) return scaledOf((await ownFigures(db, teamId, project, now, taskIds)).finances);
+  return storedScaledByTask(stored.rows);
 }
 
 const COSTS = ['estimatedLaborCost', 'actualLaborCost', 'totalEstimatedCost', 'totalActualCost'] as const;
 const FIGURES = ['estimatedHours', 'loggedHours', 'estimatedLaborCost', 'actualLaborCost', 'fixedCost', 'totalEstimatedCost', 'totalActualCost'] as const;
 
-const presentCosts = (totals: TaskTotals) => ({
-  estimated_labor_cost: totals.estimatedLaborCost,
-  actual_labor_cost: totals.actualLaborCost,
-  total_estimated_cost: totals.totalEstimatedCost,
-  total_actual_cost: totals.totalActualCost,
+/** A figure in whole ten-thousandths as a JSON number, exact. */
+const figureJson = (units: bigint) => new JsonText(tenThousandthsText(units));
+
+const presentCosts = (totals: ScaledTotals) => ({
+  estimated_labor_cost: figureJson(totals.estimatedLaborCost),
+  actual_labor_cost: figureJson(totals.actualLaborCost),
+  total_estimated_cost: figureJson(totals.totalEstimatedCost),
+  total_actual_cost: figureJson(totals.totalActualCost),
 });
 
 /** The unfiltered list's totals computed from every task's own figures (the stored ones are not current). */
@@ -153,7 +176,7 @@ async function applyInSavepoint(savepoint: Knex, actor: Actor, project: ProjectR
 }
 
 /** What a rate change does to the tasks it can change: each one's own figures before and after it. */
-type Change = { effectiveFrom: string; tasks: readonly { id: string; name: string }[]; before: Map<string, TaskTotals>; after: Map<string, TaskTotals> };
+type Change = { effectiveFrom: string; tasks: readonly { id: string; name: string }[]; before: Map<string, ScaledTotals>; after: Map<string, ScaledTotals> };
 
 /**
  * The change's figures from the stored figures (current in the transaction's snapshot): the cost
@@ -161,7 +184,7 @@ type Change = { effectiveFrom: string; tasks: readonly { id: string; name: strin
  * after it and those before it, task by task; each task's logged hours and actual cost are its stored
  * ones less what its changed lines gave before plus what they give after, its estimate costed again
  * with today's rates after the change when an assignee's role today has a changed rate (calculator's
- * actualAfterLinesChange and estimatedLaborCostOf, which equal a whole recomputation on the same
+ * linesChangeDelta and estimateInMinorUnits, which give what a whole recomputation gives on the same
  * inputs). Only the lines the change can reach are read, not every member's every logged day
  * (BENCHMARKS.md, eighth and twelfth runs).
  *
@@ -197,37 +220,44 @@ async function changeFromStored(
     // Awaited below; failing meanwhile, it is not left unhandled.
     firstLines.catch(() => undefined);
     try {
-      const before = await storedTotalsByTask(stored.rows);
-      const beforeOf = (taskId: string) => before.get(taskId) as TaskTotals;
+      const before = await storedScaledByTask(stored.rows);
+      const beforeOf = (taskId: string) => before.get(taskId) as ScaledTotals;
       const pace = turns();
       // Estimates costed again when no assignee's role today has a changed rate (or the change starts
       // after today) are not in `estimated`: their cost is as stored.
       const assigneesOf = lazyMembers(assignees);
-      const estimated = new Map<string, Decimal>();
+      const estimated = new Map<string, bigint>();
       const assigned = new Set(costed.assigned);
       for (const task of tasks) {
         if (!assigned.has(task.id)) continue;
         if (pace.due()) await pace.take();
-        estimated.set(task.id, estimatedLaborCostOf({ estimatedHours: toDecimal(task.estimated_hours), members: assigneesOf(task.id) }, project.currency));
+        const minorUnits = estimateInMinorUnits({ estimatedHours: toDecimal(task.estimated_hours), members: assigneesOf(task.id) }, project.currency);
+        estimated.set(task.id, tenThousandthsOfMinorUnits(minorUnits, project.currency));
       }
       // Logged hours and actual costs after: as stored, less the changed lines before, plus them after.
-      const actuals = new Map<string, Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>>();
+      const after = new Map<string, ScaledTotals>();
       for (let next = await firstLines; !next.done; next = await lines.next()) {
         const { taskId, changes } = next.value;
-        if (before.has(taskId)) actuals.set(taskId, actualAfterLinesChange(beforeOf(taskId), changes, project.currency));
+        const was = before.get(taskId);
+        if (!was) continue;
+        const delta = linesChangeDelta(changes, project.currency);
+        after.set(
+          taskId,
+          scaledTaskTotals({
+            ...was,
+            loggedHours: was.loggedHours + tenThousandthsOfHundredths(delta.hundredths),
+            actualLaborCost: was.actualLaborCost + tenThousandthsOfMinorUnits(delta.minorUnits, project.currency),
+            estimatedLaborCost: estimated.get(taskId) ?? was.estimatedLaborCost,
+          }),
+        );
       }
-      const after = new Map<string, TaskTotals>();
+      // The tasks whose logged lines the change leaves as they were: only their estimates change.
       for (const task of tasks) {
+        if (after.has(task.id)) continue;
         if (pace.due()) await pace.take();
         const was = beforeOf(task.id);
-        const actual = actuals.get(task.id) ?? was;
         const estimate = estimated.get(task.id);
-        after.set(
-          task.id,
-          estimate === undefined
-            ? taskTotals({ ...was, loggedHours: actual.loggedHours, actualLaborCost: actual.actualLaborCost })
-            : totalsWithEstimate({ estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost) }, estimate, actual),
-        );
+        after.set(task.id, estimate === undefined ? was : scaledTaskTotals({ ...was, estimatedLaborCost: estimate }));
       }
       return { effectiveFrom, tasks, before, after };
     } finally {
@@ -244,7 +274,7 @@ async function changeComputed(trx: Knex, actor: Actor, project: ProjectRow, body
     return { effectiveFrom, taskIds, after: await ownFigures(savepoint, actor.teamId, project, now, taskIds) };
   });
   const before = await figuresBefore(trx, actor.teamId, project, now, changed.taskIds);
-  return { effectiveFrom: changed.effectiveFrom, tasks: changed.after.tasks, before, after: totalsOf(changed.after.finances) };
+  return { effectiveFrom: changed.effectiveFrom, tasks: changed.after.tasks, before, after: scaledOf(changed.after.finances) };
 }
 
 /** How the preview is computed; tests take the longer way (changeComputed) with `fromStored` false. */
@@ -265,19 +295,20 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
       const change = fromStored ?? (await changeComputed(trx, actor, project, body, now));
       const listed = await listedTaskIds(projectTasks);
       const totalsBefore = stored.current ? storedTotals(stored) : await computedProjectTotals(trx, actor.teamId, project, now);
-      const delta = Object.fromEntries(FIGURES.map((figure) => [figure, ZERO])) as Record<(typeof FIGURES)[number], Decimal>;
+      // The listed tasks' differences added up, figure by figure, in whole ten-thousandths.
+      const delta = Object.fromEntries(FIGURES.map((figure) => [figure, 0n])) as ScaledTotals;
       const tasks = [];
       const pace = turns();
       for (const task of change.tasks) {
         if (pace.due()) await pace.take();
-        const was = change.before.get(task.id) as TaskTotals;
-        const is = change.after.get(task.id) as TaskTotals;
-        // A figure the change left as it was is the same decimal before and after (most of them): nothing to add.
-        if (listed.has(task.id)) for (const figure of FIGURES) if (is[figure] !== was[figure]) delta[figure] = delta[figure].plus(is[figure]).minus(was[figure]);
-        if (COSTS.every((figure) => was[figure].equals(is[figure]))) continue;
+        const was = change.before.get(task.id) as ScaledTotals;
+        const is = change.after.get(task.id) as ScaledTotals;
+        if (was === is) continue; // the change left every figure as it was
+        if (listed.has(task.id)) for (const figure of FIGURES) delta[figure] += is[figure] - was[figure];
+        if (COSTS.every((figure) => was[figure] === is[figure])) continue;
         tasks.push({ id: task.id, name: task.name, before: presentCosts(was), after: presentCosts(is) });
       }
-      const totalsAfter = Object.fromEntries(FIGURES.map((figure) => [figure, totalsBefore[figure].plus(delta[figure])])) as TaskTotals;
+      const totalsAfter = Object.fromEntries(FIGURES.map((figure) => [figure, totalsBefore[figure].plus(decimalOfTenThousandths(delta[figure]))])) as TaskTotals;
       return {
         project_id: project.id,
         currency: project.currency,

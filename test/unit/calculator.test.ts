@@ -1,11 +1,11 @@
 import {
   CostLineInput,
   MemberInput,
-  actualAfterLinesChange,
   combineTaskFinances,
   compareText,
   computeTaskFinance,
   groupByRole,
+  linesChangeDelta,
   rollUp,
   TaskTotals,
 } from '../../src/finance/calculator';
@@ -136,23 +136,22 @@ describe('computeTaskFinance', () => {
   });
 });
 
-describe('actualAfterLinesChange', () => {
+describe('linesChangeDelta', () => {
   const line = (jobRole: string, rate: string, seconds: number, day: string): CostLineInput => ({ jobRole, hourlyRate: d(rate), seconds, firstDay: day, lastDay: day });
 
   it('takes a member\'s lines before out and its lines after in, each line rounded on its own', () => {
     // Ann logged 5000 s as Dev at 100 (one line: 1.39 h, 139.00); Dev goes to 110 for her later days,
-    // so her lines become 2500 s at 100 (0.69 h, 69.00) and 2500 s at 110 (0.69 h, 75.90). Cy is not
-    // touched: 4000 s at 50.5 (1.11 h, 56.055 -> 56.06). Before: 2.50 h, 195.06; after: 2.49 h, 200.96.
-    const before = { loggedHours: d('2.50'), actualLaborCost: d('195.06') };
+    // so her lines become 2500 s at 100 (0.69 h, 69.00) and 2500 s at 110 (0.69 h, 75.90): -0.01 h,
+    // +5.90 (in hundredths and cents). In KWD (3 decimals) the same is +5.900, 5900 fils.
     const ann = { before: [line('Dev', '100', 5000, '2026-05-20')], after: [line('Dev', '100', 2500, '2026-05-20'), line('Dev', '110', 2500, '2026-06-20')] };
-    expect(plain(actualAfterLinesChange(before, [ann], 'USD'))).toEqual({ loggedHours: '2.49', actualLaborCost: '200.96' });
-    expect(plain(actualAfterLinesChange(before, [], 'USD'))).toEqual({ loggedHours: '2.5', actualLaborCost: '195.06' });
+    expect(linesChangeDelta([ann], 'USD')).toEqual({ hundredths: -1n, minorUnits: 590n });
+    expect(linesChangeDelta([ann], 'KWD')).toEqual({ hundredths: -1n, minorUnits: 5900n });
+    expect(linesChangeDelta([], 'USD')).toEqual({ hundredths: 0n, minorUnits: 0n });
   });
 
   it('counts no line without seconds, as the breakdown has none (costLinesOf keeps only seconds above 0)', () => {
-    const before = { loggedHours: d('2.50'), actualLaborCost: d('195.06') };
     const odd = { before: [line('Dev', '100', 0, '2026-05-20')], after: [line('Dev', '110', -3600, '2026-05-20')] };
-    expect(plain(actualAfterLinesChange(before, [odd], 'USD'))).toEqual({ loggedHours: '2.5', actualLaborCost: '195.06' });
+    expect(linesChangeDelta([odd], 'USD')).toEqual({ hundredths: 0n, minorUnits: 0n });
   });
 
   it('equals a whole recomputation of the task after the change, whichever members change (random tasks)', () => {
@@ -176,7 +175,13 @@ describe('actualAfterLinesChange', () => {
       const task = { estimatedHours: d(3), fixedCost: d(0) };
       const was = computeTaskFinance({ ...task, members: before }, currency).totals;
       const is = computeTaskFinance({ ...task, members: after.map((m) => ({ ...m, hasLoggedTime: m.hasLoggedTime || m.costLines.length > 0 })) }, currency).totals;
-      expect({ round, ...(plain(actualAfterLinesChange(was, changes, currency)) as object) }).toEqual({ round, loggedHours: plain(is.loggedHours), actualLaborCost: plain(is.actualLaborCost) });
+      const delta = linesChangeDelta(changes, currency);
+      const minor = currency === 'JPY' ? 0 : currency === 'KWD' ? 3 : 2;
+      const applied = {
+        loggedHours: plain(was.loggedHours.plus(d(delta.hundredths.toString()).div(100))),
+        actualLaborCost: plain(was.actualLaborCost.plus(d(delta.minorUnits.toString()).div(10 ** minor))),
+      };
+      expect({ round, ...applied }).toEqual({ round, loggedHours: plain(is.loggedHours), actualLaborCost: plain(is.actualLaborCost) });
     }
   });
 });

@@ -11,6 +11,11 @@ import {
   roundMoney,
   secondsFromHours,
   splitHundredths,
+  decimalOfTenThousandths,
+  tenThousandthsOf,
+  tenThousandthsOfHundredths,
+  tenThousandthsOfMinorUnits,
+  tenThousandthsText,
 } from '../../src/finance/money';
 
 const d = (v: string | number) => new Decimal(v);
@@ -156,5 +161,36 @@ describe('hoursFromSeconds in integers', () => {
     for (const seconds of [2 ** 40 + 17, 2 ** 40 + 18, 987_654_321_098, 2 ** 50 - 1, 2 ** 50, 2 ** 52]) {
       expect(hoursFromSeconds(seconds).toFixed()).toBe(byDecimals(seconds));
     }
+  });
+});
+
+describe('figures in whole ten-thousandths (a preview adds thousands of tasks without a decimal each)', () => {
+  it('reads numeric text and decimals exactly, with up to 4 decimals', () => {
+    expect(tenThousandthsOf('0')).toBe(0n);
+    expect(tenThousandthsOf('12.5')).toBe(125000n);
+    expect(tenThousandthsOf('1234567890123456789.0001')).toBe(12345678901234567890001n);
+    expect(tenThousandthsOf('-0.25')).toBe(-2500n);
+    expect(tenThousandthsOf(new Decimal('100.125'))).toBe(1001250n);
+    expect(tenThousandthsOf(new Decimal('1e21'))).toBe(10n ** 25n);
+  });
+
+  it('refuses what is not such a figure rather than round it', () => {
+    expect(() => tenThousandthsOf('0.00001')).toThrow(RangeError);
+    expect(() => tenThousandthsOf(new Decimal('1.23456'))).toThrow(RangeError);
+    expect(() => tenThousandthsOf('1e5')).toThrow(RangeError);
+    expect(() => tenThousandthsOf('')).toThrow(RangeError);
+  });
+
+  it('writes them back as the shortest exact decimal text', () => {
+    expect([0n, 125000n, 1001250n, -2500n, 1n, 10n ** 25n].map(tenThousandthsText)).toEqual(['0', '12.5', '100.125', '-0.25', '0.0001', '1000000000000000000000']);
+    expect(decimalOfTenThousandths(1001250n).toFixed()).toBe('100.125');
+  });
+
+  it('takes hundredths of an hour and minor units of each currency to the same scale', () => {
+    expect(tenThousandthsOfHundredths(975n)).toBe(97500n); // 9.75 h
+    expect(tenThousandthsOfMinorUnits(9725n, 'USD')).toBe(972500n); // 97.25
+    expect(tenThousandthsOfMinorUnits(9725n, 'JPY')).toBe(97250000n); // 9,725
+    expect(tenThousandthsOfMinorUnits(9725n, 'KWD')).toBe(97250n); // 9.725
+    expect(tenThousandthsOfMinorUnits(9725n, 'CLF')).toBe(9725n); // 0.9725
   });
 });
