@@ -23,6 +23,13 @@ export class JsonText {
   constructor(...pieces: string[]) {
     this.pieces = pieces;
   }
+
+  /** Pieces in an array (tens of thousands of them are too many arguments for a call). */
+  static of(pieces: readonly string[]): JsonText {
+    const text = new JsonText();
+    (text as { pieces: readonly string[] }).pieces = pieces;
+    return text;
+  }
 }
 
 /** A numeric column's text (PostgreSQL's numeric output: plain digits, no exponent) as a JSON number. */
@@ -139,5 +146,5 @@ export async function jsonArrayInTurns(items: readonly unknown[], budgetMs?: num
     pieces.push(i ? `,${toJson(items[i])}` : toJson(items[i]));
   }
   pieces.push(']');
-  return new JsonText(...pieces);
+  return JsonText.of(pieces);
 }

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import type { Actor } from '../auth/roles';
 import { nowIso } from '../clock';
-import { JsonText, jsonArrayInTurns } from '../json';
+import { JsonText } from '../json';
 import { turns } from '../turns';
 import { ProjectRow, rateEntries } from '../projects/projects.repository';
 import { applyRateCard, getProject } from '../projects/projects.service';
@@ -103,15 +103,17 @@ async function figuresBefore(db: Knex, teamId: string, project: ProjectRow, now:
 const COSTS = ['estimatedLaborCost', 'actualLaborCost', 'totalEstimatedCost', 'totalActualCost'] as const;
 const FIGURES = ['estimatedHours', 'loggedHours', 'estimatedLaborCost', 'actualLaborCost', 'fixedCost', 'totalEstimatedCost', 'totalActualCost'] as const;
 
-/** A figure in whole ten-thousandths as a JSON number, exact. */
-const figureJson = (units: bigint) => new JsonText(tenThousandthsText(units));
-
-const presentCosts = (totals: ScaledTotals) => ({
-  estimated_labor_cost: figureJson(totals.estimatedLaborCost),
-  actual_labor_cost: figureJson(totals.actualLaborCost),
-  total_estimated_cost: figureJson(totals.totalEstimatedCost),
-  total_actual_cost: figureJson(totals.totalActualCost),
-});
+/**
+ * A task's entry of the answer (CONTRACT section 4: id, name, and the four costs before and after),
+ * rendered here as JSON text: thousands of them, each one string instead of a dozen objects for the
+ * serializer to walk (the figures exact, whole ten-thousandths written as decimals).
+ */
+function taskEntryJson(task: { id: string; name: string }, before: ScaledTotals, after: ScaledTotals): string {
+  const costs = (totals: ScaledTotals) =>
+    `{"estimated_labor_cost":${tenThousandthsText(totals.estimatedLaborCost)},"actual_labor_cost":${tenThousandthsText(totals.actualLaborCost)},` +
+    `"total_estimated_cost":${tenThousandthsText(totals.totalEstimatedCost)},"total_actual_cost":${tenThousandthsText(totals.totalActualCost)}}`;
+  return `{"id":${JSON.stringify(task.id)},"name":${JSON.stringify(task.name)},"before":${costs(before)},"after":${costs(after)}}`;
+}
 
 /** The unfiltered list's totals computed from every task's own figures (the stored ones are not current). */
 async function computedProjectTotals(db: Knex, teamId: string, project: ProjectRow, now: string): Promise<TaskTotals> {
@@ -297,7 +299,7 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
       const totalsBefore = stored.current ? storedTotals(stored) : await computedProjectTotals(trx, actor.teamId, project, now);
       // The listed tasks' differences added up, figure by figure, in whole ten-thousandths.
       const delta = Object.fromEntries(FIGURES.map((figure) => [figure, 0n])) as ScaledTotals;
-      const tasks = [];
+      const tasks: string[] = ['['];
       const pace = turns();
       for (const task of change.tasks) {
         if (pace.due()) await pace.take();
@@ -306,16 +308,17 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
         if (was === is) continue; // the change left every figure as it was
         if (listed.has(task.id)) for (const figure of FIGURES) delta[figure] += is[figure] - was[figure];
         if (COSTS.every((figure) => was[figure] === is[figure])) continue;
-        tasks.push({ id: task.id, name: task.name, before: presentCosts(was), after: presentCosts(is) });
+        tasks.push(tasks.length > 1 ? `,${taskEntryJson(task, was, is)}` : taskEntryJson(task, was, is));
       }
+      tasks.push(']');
       const totalsAfter = Object.fromEntries(FIGURES.map((figure) => [figure, totalsBefore[figure].plus(decimalOfTenThousandths(delta[figure]))])) as TaskTotals;
       return {
         project_id: project.id,
         currency: project.currency,
         effective_from: change.effectiveFrom,
         project_totals: { before: presentTotals(totalsBefore), after: presentTotals(totalsAfter) },
-        // Thousands of tasks: rendered a slice at a time, not in one go when the response is sent.
-        tasks: await jsonArrayInTurns(tasks),
+        // Thousands of tasks, rendered in the turns above, not in one go when the response is sent.
+        tasks: JsonText.of(tasks),
       };
     },
     { isolationLevel: 'repeatable read' },

@@ -33,6 +33,11 @@ describe('jsonArrayInTurns', () => {
     );
   });
 
+  it('renders an array of more items than a call takes arguments (a list of 250,000 tasks)', async () => {
+    const array = Array.from({ length: 250_000 }, (_, i) => i % 7);
+    expect(toJson(await jsonArrayInTurns(array))).toBe(JSON.stringify(array));
+  });
+
   it('lets other callbacks run while it renders', async () => {
     const array = Array.from({ length: 100 }, (_, i) => ({ id: i, name: `task ${i}`, nested: { a: [i, i + 1] } }));
     // A budget of 0 ms: a turn before every item, so the counter runs once per item (in one go: never).
