@@ -78,6 +78,12 @@ describeOnServer('time limits on the database connections (PostgreSQL)', () => {
     const target = withoutTimeLimits({ kind: 'postgres', url: 'postgres://x@h/d', statementTimeoutMs: 1_000, lockTimeoutMs: 200 });
     expect(target).toMatchObject({ statementTimeoutMs: 0, lockTimeoutMs: 0 });
   });
+
+  it('plans with index lookups as cheap as cached data makes them, and without JIT compilation', async () => {
+    // random_page_cost 1.1 (not 4): the stored breakdown's read otherwise scanned every project per task.
+    const settings = (await db.raw("select current_setting('random_page_cost') as page, current_setting('jit') as jit")).rows[0];
+    expect(settings).toEqual({ page: '1.1', jit: 'off' });
+  });
 });
 
 describe('/readyz', () => {
