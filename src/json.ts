@@ -24,7 +24,7 @@ export class JsonText {
     this.pieces = pieces;
   }
 
-  /** Pieces in an array (tens of thousands of them are too many arguments for a call). */
+  /** Pieces in an array (tens of thousands of them are too many arguments for a call), kept as given: not to be changed after. */
   static of(pieces: readonly string[]): JsonText {
     const text = new JsonText();
     (text as { pieces: readonly string[] }).pieces = pieces;

@@ -501,10 +501,14 @@ export type ChangedLineRow = {
  *   the change is made of the same rows) costs the same before and after, so its rows are left out:
  *   the calculator's linesChangeDelta, which subtracts the lines before and adds those after,
  *   would only cancel them.
- * The days of unchanged roles, of lines before the change, and of members the change does not reach
- * are never read. On the benchmark's 10,000-task project a raise of every role from 18 months back
- * read 82,000 days here, against 125,000 copied to a temporary table and costed day by day before
- * (550 ms of statements before, 175 ms now; BENCHMARKS.md, twelfth run).
+ * The days of unchanged roles, and of a changed role's periods at rates the change leaves alone (its
+ * periods before the change, unless a rate recurs), are not read; those of a member's repriced role
+ * are, logged on any task, and lines that do not change are then left out. With no task logged on a
+ * day the change reprices (`loggedTasks` empty: tasksCostedAt's `logged`, such as a change effective
+ * after the last log), no line can change and nothing is read. On the benchmark's 10,000-task project
+ * a raise of every role from 18 months back read 82,000 days here, against 125,000 copied to a
+ * temporary table and costed day by day before (550 ms of statements before, 150-175 ms now;
+ * BENCHMARKS.md, twelfth run).
  *
  * The days are joined to their piece by `d.day + 0`, a bound no index scan can take: the planner
  * expects a handful of pieces (there are dozens), and given the bound it read the project's days in
@@ -514,11 +518,11 @@ export async function* costLinesChangedAt(
   trx: Knex,
   teamId: string,
   projectId: string,
-  roles: readonly string[],
+  loggedTasks: readonly string[],
   before: readonly RateEntryRow[],
   now: string,
 ): AsyncGenerator<ChangedLineRow[]> {
-  if (roles.length === 0) return;
+  if (loggedTasks.length === 0) return;
   const bindings = { teamId, projectId, before: JSON.stringify(before), now };
   const lines = batchesOf<ChangedLineRow & { seconds: string | number }>(
     trx,

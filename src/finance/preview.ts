@@ -27,10 +27,11 @@ import * as repo from './finance.repository';
  * 2. Those tasks' figures before and after the change, one of two ways:
  *    - when the project's stored figures are current in the snapshot (the preview brings them current
  *      first), from them (changeFromStored): before as stored (what the breakdowns answer); after, the
- *      stored figures less what the members' cost lines the change can change gave, plus what they
- *      give after it, and the estimates costed again of the tasks with an assignee whose role today
- *      has a changed rate (when the change takes effect by today). Only those members' lines are
- *      read and costed, not every member's every day;
+ *      stored figures less what the cost lines the change reprices gave, plus what they give after
+ *      it, and the estimates costed again of the tasks with an assignee whose role today has a
+ *      changed rate (when the change takes effect by today). Only the days of the repriced roles'
+ *      periods are read (finance.repository's costLinesChangedAt), and only the lines that change
+ *      are costed, not every member's every day;
  *    - else (a write committed between, or a task's stored row missing), computed by the calculator
  *      from every input of those tasks, with the change and without it (changeComputed).
  *    Both are the calculator's rules (calculator.ts's linesChangeDelta added to the figures before
@@ -174,7 +175,7 @@ async function rolledBack<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<
 async function applyInSavepoint(savepoint: Knex, actor: Actor, project: ProjectRow, body: RateCardBody, now: string) {
   const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
   const costed = await repo.tasksCostedAt(savepoint, actor.teamId, project.id, roles, effectiveFrom, now);
-  return { effectiveFrom, roles, costed, taskIds: [...new Set([...costed.logged, ...costed.assigned])] };
+  return { effectiveFrom, costed, taskIds: [...new Set([...costed.logged, ...costed.assigned])] };
 }
 
 /** What a rate change does to the tasks it can change: each one's own figures before and after it. */
@@ -204,7 +205,7 @@ async function changeFromStored(
   const teamId = actor.teamId;
   const ratesBefore = await rateEntries(trx, teamId, project.id);
   return rolledBack(trx, async (savepoint) => {
-    const { effectiveFrom, roles, costed, taskIds } = await applyInSavepoint(savepoint, actor, project, body, now);
+    const { effectiveFrom, costed, taskIds } = await applyInSavepoint(savepoint, actor, project, body, now);
     // The change writes no task: the project's tasks read before it, in creation order.
     const costedIds = new Set(taskIds);
     const tasks = projectTasks.filter((task) => costedIds.has(task.id));
@@ -216,8 +217,8 @@ async function changeFromStored(
     // A live task without stored figures (its row removed by hand) is not worked from: the caller computes.
     if (stored.rows.length !== tasks.length) return undefined;
     // The lines asked for now, and read by the database while the figures before and the estimates are
-    // worked out here (asked for with the reads above, its batches were read between theirs).
-    const lines = linesChangeByTask(repo.costLinesChangedAt(savepoint, teamId, project.id, roles, ratesBefore, now))[Symbol.asyncIterator]();
+    // worked out here (asked for together with the reads above, its batches would interleave with theirs).
+    const lines = linesChangeByTask(repo.costLinesChangedAt(savepoint, teamId, project.id, costed.logged, ratesBefore, now))[Symbol.asyncIterator]();
     const firstLines = lines.next();
     // Awaited below; failing meanwhile, it is not left unhandled.
     firstLines.catch(() => undefined);
@@ -225,8 +226,8 @@ async function changeFromStored(
       const before = await storedScaledByTask(stored.rows);
       const beforeOf = (taskId: string) => before.get(taskId) as ScaledTotals;
       const pace = turns();
-      // Estimates costed again when no assignee's role today has a changed rate (or the change starts
-      // after today) are not in `estimated`: their cost is as stored.
+      // The tasks whose estimates are costed again (an assignee's role today has a changed rate, and the
+      // change takes effect by today) are in `estimated`; every other task's estimate costs as stored.
       const assigneesOf = lazyMembers(assignees);
       const estimated = new Map<string, bigint>();
       const assigned = new Set(costed.assigned);

@@ -146,3 +146,24 @@ it('answers as from every input when a task has lost its stored figures (removed
   expect(await preview(false)).toEqual(expected);
   previewSettings.fromStored = true;
 });
+
+it('reads no cost lines for a change that reprices no logged day (effective after the last log)', async () => {
+  const { role, project, member } = await projectWithMember(h.api, 40, 'Later');
+  const task = await createTask(h.api, project.id, { estimated_hours: 2, assignee_ids: [member.id] });
+  await logTime(h.api, task.id, member.id, { seconds: 3600, logged_at: '2026-10-01T09:00:00Z' });
+  await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
+  const statements: string[] = [];
+  const onQuery = (query: { sql: string }) => statements.push(query.sql);
+  h.db.on('query', onQuery);
+  let preview;
+  try {
+    const body = { roles: [{ job_role_id: role.id, hourly_rate: 50 }], effective_from: '2027-01-01' };
+    preview = (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, body).expect(200)).body.body;
+  } finally {
+    h.db.off('query', onQuery);
+  }
+  // Nothing changes before 2027: no task listed, the totals as they are (1 h and 2 h at 40).
+  expect(preview.tasks).toEqual([]);
+  expect([preview.project_totals.before.actual_labor_cost, preview.project_totals.after.actual_labor_cost]).toEqual([40, 40]);
+  expect(statements.filter((sql) => sql.includes('member_piece'))).toEqual([]);
+});
