@@ -173,26 +173,18 @@ const ROLE_AND_RATE_TODAY = (member: string) => `cross join project_today pt
 
 /**
  * SQL (over DATED_PERIODS): the cost lines (CONTRACT section 3b rule 4) of the per-day totals `d` that
- * `join` and `where` keep (from `days`, task_member_day_time or rows of it): each task and member's
- * logged seconds grouped by the role on the day and that role's rate on the day (0 without one), with
- * the first and last day of each line. With
- * `ratesBefore` (a CTE of rate periods like rate_period), grouped by the rate on the day in those
- * periods too (`hourly_rate_before`): lines of two rate cards at once, each a merge of these, without
- * their days (what a change of rates costs does not depend on them).
+ * `join` and `where` keep: each task and member's logged seconds grouped by the role on the day and
+ * that role's rate on the day (0 without one), with the first and last day of each line.
  */
-const COST_LINES = (join: string, where: string, ratesBefore?: string, days = 'task_member_day_time') => `
+const COST_LINES = (join: string, where: string) => `
        select d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0)) as hourly_rate,
-              ${ratesBefore ? 'trim_scale(coalesce(old.hourly_rate, 0)) as hourly_rate_before,' : 'min(d.day) as first_day, max(d.day) as last_day,'}
-              sum(d.total_seconds) as seconds
-       from ${days} d
+              min(d.day) as first_day, max(d.day) as last_day, sum(d.total_seconds) as seconds
+       from task_member_day_time d
        ${join}
        left join role_period role on role.team_member_id = d.team_member_id and d.day >= role.starts and d.day < role.ends
        left join rate_period rate on rate.job_role_id = role.job_role_id and d.day >= rate.starts and d.day < rate.ends
-       ${ratesBefore ? `left join ${ratesBefore} old on old.job_role_id = role.job_role_id and d.day >= old.starts and d.day < old.ends` : ''}
        where d.total_seconds > 0 and ${where}
-       group by d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0))${
-         ratesBefore ? ', trim_scale(coalesce(old.hourly_rate, 0))' : ''
-       }`;
+       group by d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0))`;
 
 /**
  * The people taking part in the tasks in scope (CONTRACT section 3 rule 1), with their role and its
