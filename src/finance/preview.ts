@@ -6,7 +6,7 @@ import { turns } from '../turns';
 import { ProjectRow, rateEntries } from '../projects/projects.repository';
 import { applyRateCard, getProject } from '../projects/projects.service';
 import type { RateCardBody } from '../projects/projects.schemas';
-import { ScaledTotals, TaskFinance, TaskTotals, addTotals, estimateInMinorUnits, linesChangeDelta, rollUp, scaledTaskTotals } from './calculator';
+import { Figures, ScaledTotals, TaskFinance, TaskTotals, addTotals, estimateInMinorUnits, linesChangeDelta, rollUp, scaledTaskTotals } from './calculator';
 import { bringCurrent } from './figures';
 import { computeOwnFigures, lazyMembers, linesChangeByTask } from './labor';
 import { presentTotals } from './present';
@@ -50,31 +50,24 @@ async function ownFigures(db: Knex, teamId: string, project: ProjectRow, now: st
   return computeOwnFigures(db, teamId, project.currency, scope, now);
 }
 
-/** Stored figures (a task's own, or sums of them) as task totals: what the calculator computed, read back. */
-function storedTotals(stored: repo.ListedFigures): TaskTotals {
+/** Stored figures (a task's own, or sums of them; exact numeric text) as a task's seven figures, each read by `read`. */
+function storedFigures<N>(stored: repo.ListedFigures, read: (text: string) => N): Figures<N> {
   return {
-    estimatedHours: toDecimal(stored.estimated_hours),
-    loggedHours: toDecimal(stored.logged_hours),
-    estimatedLaborCost: toDecimal(stored.estimated_labor_cost),
-    actualLaborCost: toDecimal(stored.actual_labor_cost),
-    fixedCost: toDecimal(stored.fixed_cost),
-    totalEstimatedCost: toDecimal(stored.total_estimated_cost),
-    totalActualCost: toDecimal(stored.total_actual_cost),
+    estimatedHours: read(stored.estimated_hours),
+    loggedHours: read(stored.logged_hours),
+    estimatedLaborCost: read(stored.estimated_labor_cost),
+    actualLaborCost: read(stored.actual_labor_cost),
+    fixedCost: read(stored.fixed_cost),
+    totalEstimatedCost: read(stored.total_estimated_cost),
+    totalActualCost: read(stored.total_actual_cost),
   };
 }
 
-/** A task's stored own figures (exact numeric text) in whole ten-thousandths. */
-function storedScaled(stored: repo.ListedFigures): ScaledTotals {
-  return {
-    estimatedHours: tenThousandthsOf(stored.estimated_hours),
-    loggedHours: tenThousandthsOf(stored.logged_hours),
-    estimatedLaborCost: tenThousandthsOf(stored.estimated_labor_cost),
-    actualLaborCost: tenThousandthsOf(stored.actual_labor_cost),
-    fixedCost: tenThousandthsOf(stored.fixed_cost),
-    totalEstimatedCost: tenThousandthsOf(stored.total_estimated_cost),
-    totalActualCost: tenThousandthsOf(stored.total_actual_cost),
-  };
-}
+/** Stored figures as task totals: what the calculator computed, read back. */
+const storedTotals = (stored: repo.ListedFigures): TaskTotals => storedFigures(stored, toDecimal);
+
+/** A task's stored own figures in whole ten-thousandths. */
+const storedScaled = (stored: repo.ListedFigures): ScaledTotals => storedFigures(stored, tenThousandthsOf);
 
 /** A task's computed figures in whole ten-thousandths. */
 function computedScaled(totals: TaskTotals): ScaledTotals {
