@@ -68,11 +68,16 @@ export function cancelQueriesWhenClientLeaves(db: Knex) {
   };
 }
 
+/** Runs `fn` outside every request's scope: statements it starts belong to no request and are never cancelled for one. */
+export function outsideRequests<T>(fn: () => T): T {
+  return scopes.exit(fn);
+}
+
 async function cancel(db: Knex, connection: PgConnection, sql: string, req: Request): Promise<void> {
   if (connection.processID === undefined) return;
   try {
     // Outside the request's scope: this statement belongs to nobody's request.
-    await scopes.exit(() =>
+    await outsideRequests(() =>
       db.raw(
         `select pg_cancel_backend(pid) from pg_stat_activity
           where pid = ? and state = 'active' and query = ?`,

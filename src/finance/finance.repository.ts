@@ -3,7 +3,8 @@ import { turns } from '../turns';
 import { prepared } from '../db/prepared';
 import { CURSOR_BATCH, batchesOf, readInBatches } from '../db/cursor';
 import { hotQuery } from '../db/hot-query';
-import { todayOf } from '../clock';
+import { ReadAll, batchedReads } from '../db/batched-reads';
+import { nowIso, todayOf } from '../clock';
 import type { ProjectRow, RateEntryRow } from '../projects/projects.repository';
 import { FIGURES_CURRENT, stampBindings, stampCurrentOf, stampOf } from './figures';
 
@@ -665,6 +666,8 @@ export type StoredBreakdownRow = {
   parts_version: string;
   /** Whether this task's stored figures were current (figures.ts: the project's stamp, and no mark on the task) when read. */
   current: boolean;
+  /** The service clock's instant the row was read at, whose day `current` was checked for. */
+  read_at: string;
 };
 
 /** SQL: whether a stored labor row's (l) breakdown parts are of its project's (pf: project_figures) parts version. */
@@ -673,13 +676,21 @@ const PARTS_CURRENT = 'l.parts_version = coalesce(pf.parts_version, 0)';
 /** SQL: whether a stored labor row (l) holds no breakdown parts of its project's (pf) parts version: what the filler computes. */
 const PARTS_MISSING = `(l.members_json is null or not ${PARTS_CURRENT})`;
 
-/** A non-archived task's breakdown from its stored labor row: one indexed read, whatever its size. */
-export async function storedBreakdown(db: Knex, teamId: string, taskId: string, now: string): Promise<StoredBreakdownRow | undefined> {
+/** The task a stored breakdown is read for, and the team asking. */
+export type StoredBreakdownKey = { teamId: string; taskId: string };
+
+/**
+ * The stored breakdowns of non-archived tasks, each asked for by its own team: one indexed read per
+ * task, whatever its size, all in one statement. The stamp is checked for today by the service clock
+ * at the read, whose instant each row carries (`read_at`).
+ */
+const readStoredBreakdowns: ReadAll<StoredBreakdownKey, StoredBreakdownRow> = async (db, keys) => {
+  const now = nowIso();
   // The hottest read of all: straight on a pooled connection (db/hot-query.ts).
-  const result = await hotQuery<StoredBreakdownRow>(
+  const result = await hotQuery<StoredBreakdownRow & { key: string }>(
     db,
-    'finance_stored_breakdown',
-    `select t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency, ${stampCurrentOf('p', 't.id')} as current,
+    'finance_stored_breakdowns',
+    `select k.key::text as key, t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency, ${stampCurrentOf('p', 't.id')} as current,
             trim_scale(t.estimated_hours) as estimated_hours,
             trim_scale(coalesce(l.logged_hours, 0)) as logged_hours,
             trim_scale(coalesce(l.estimated_labor_cost, 0)) as estimated_labor_cost,
@@ -690,15 +701,24 @@ export async function storedBreakdown(db: Knex, teamId: string, taskId: string, 
             case when ${PARTS_CURRENT} then l.members_json end as members_json,
             case when ${PARTS_CURRENT} then l.grouped_members_json end as grouped_members_json,
             l.xmin::text as labor_version, coalesce(pf.parts_version, 0)::text as parts_version
-     from tasks t
+     from unnest(string_to_array(:teamIds, ',')::uuid[], string_to_array(:taskIds, ',')::uuid[]) with ordinality as k (team_id, task_id, key)
+     join tasks t on t.team_id = k.team_id and t.id = k.task_id and t.archived_at is null
      join projects p on p.team_id = t.team_id and p.id = t.project_id
      left join task_labor l on l.team_id = t.team_id and l.task_id = t.id
-     left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id
-     where t.team_id = :teamId and t.id = :taskId and t.archived_at is null`,
-    { teamId, taskId, ...stampBindings(now) },
+     left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id`,
+    { teamIds: keys.map((key) => key.teamId).join(','), taskIds: keys.map((key) => key.taskId).join(','), ...stampBindings(now) },
   );
-  return result.rows[0];
-}
+  const byKey = new Map(result.rows.map(({ key, ...row }) => [Number(key), { ...row, read_at: now }]));
+  // Ordinality counts from 1.
+  return keys.map((_, i) => byKey.get(i + 1));
+};
+
+/**
+ * A non-archived task's breakdown from its stored labor row, read together with the others asked for
+ * in the same turn of the event loop (db/batched-reads.ts): random breakdowns under load share their
+ * round trips to the database.
+ */
+export const storedBreakdown: (db: Knex, key: StoredBreakdownKey) => Promise<StoredBreakdownRow | undefined> = batchedReads(readStoredBreakdowns);
 
 /**
  * The eight figures of CONTRACT section 4 a task's roll-up sums, in the contract's order: each task's

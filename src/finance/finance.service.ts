@@ -69,7 +69,8 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
 
 /**
  * A task's breakdown. Alone and over all days, it is one read of the task and its stored labor row
- * when its project's stored figures are current (figures.ts; the check is in the same statement), else
+ * (in one statement with the other breakdowns asked for meanwhile, finance.repository.ts) when its
+ * project's stored figures are current (figures.ts; the check is in the same statement), else
  * the calculator computes it on the fly; with its subtasks, the calculator merges the subtree's members.
  * A current row without its parts (left empty by a project-wide refresh, labor.ts) is computed on the
  * fly too, and its parts are stored for the next read.
@@ -81,10 +82,9 @@ export async function getBreakdown(
   includeSubtasks: boolean,
   range: repo.DayRange = {},
 ): Promise<{ financeVersion: number; body: unknown; staleProject?: string }> {
-  const now = nowIso();
-  if (hasRange(range)) return computedBreakdown(db, teamId, taskId, includeSubtasks, now, range);
-  if (includeSubtasks) return computedBreakdown(db, teamId, taskId, includeSubtasks, now);
-  const row = await repo.storedBreakdown(db, teamId, taskId, now);
+  if (hasRange(range)) return computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso(), range);
+  if (includeSubtasks) return computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso());
+  const row = await repo.storedBreakdown(db, { teamId, taskId });
   if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
   if (row.current && row.members_json !== null && row.grouped_members_json !== null) {
     return {
@@ -92,7 +92,8 @@ export async function getBreakdown(
       body: { task: storedSummary(row), grouped_members: new JsonText(row.grouped_members_json), members: new JsonText(row.members_json) },
     };
   }
-  const computed = await computedBreakdown(db, teamId, taskId, false, now);
+  // On the day the row was found out of date (or without parts) for.
+  const computed = await computedBreakdown(db, teamId, taskId, false, row.read_at);
   if (row.current && row.labor_version !== null) {
     await repo.storeBreakdownParts(db, teamId, [{ task_id: row.id, version: row.labor_version, parts_version: row.parts_version, ...breakdownParts(computed.finance) }]);
   }

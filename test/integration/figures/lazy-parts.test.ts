@@ -69,7 +69,7 @@ it('keeps parts out of a labor row that changed after the breakdown read it', as
   await setRateCard(h.api, projectId, [{ job_role_id: ids.dev as string, hourly_rate: 140 }]);
   await h.api.get(`/api/project-finance/project/${projectId}/tasks`).expect(200);
   const { storedBreakdown, storeBreakdownParts } = await import('../../../src/finance/finance.repository');
-  const read = await storedBreakdown(h.db, h.teamId, ids.child as string, new Date().toISOString());
+  const read = await storedBreakdown(h.db, { teamId: h.teamId, taskId: ids.child as string });
   expect(read?.members_json).toBeNull();
   // As a refresh committing between the read and the store: the row is rewritten.
   await h.db('task_labor').where({ team_id: h.teamId, task_id: ids.child }).update({ logged_hours: h.db.raw('logged_hours') });

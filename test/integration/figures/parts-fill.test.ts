@@ -74,7 +74,7 @@ async function expectStoredPartsMatchOracle(project = projectId, tasks: readonly
   for (const taskId of tasks) {
     const expected = oracleBreakdown(inputs, taskId, false) as { members: unknown; grouped_members: unknown };
     expect({ taskId, ...(await storedParts(taskId)) }).toEqual({ taskId, members: expected.members, grouped_members: expected.grouped_members });
-    const served = await storedBreakdown(h.db, h.teamId, taskId, new Date().toISOString());
+    const served = await storedBreakdown(h.db, { teamId: h.teamId, taskId });
     expect({ taskId, current: served?.current, served: served?.members_json !== null }).toEqual({ taskId, current: true, served: true });
   }
 }

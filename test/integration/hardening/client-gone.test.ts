@@ -1,6 +1,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import express from 'express';
 import { createApp } from '../../../src/app';
+import { batchedReads } from '../../../src/db/batched-reads';
+import { cancelQueriesWhenClientLeaves } from '../../../src/db/request-queries';
 import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
@@ -88,5 +91,40 @@ describeOnServer('a client that goes away (PostgreSQL)', () => {
 
     const after = (await api.get(`/api/tasks/${task.id}`).expect(200)).body.body;
     expect(after.name).toBe('Before');
+  });
+
+  it('does not cancel a batched read, which other requests may share, when one of its clients leaves', async () => {
+    // A batch's statement answers every request that asked in its turn (src/db/batched-reads.ts): here
+    // a slow one, whose only client leaves while it runs. It must run to its end, not be cancelled.
+    const slowReads = batchedReads<number, string>(async (reader, keys) => {
+      await reader.raw('select pg_sleep(1.5)');
+      return keys.map(() => 'read');
+    });
+    const outcomes: string[] = [];
+    const app = express();
+    app.use(cancelQueriesWhenClientLeaves(db));
+    app.get('/slow', async (_req, res) => {
+      outcomes.push(await slowReads(db, 1).then((answer) => answer ?? 'nothing', (err: { code?: string }) => `failed ${err.code}`));
+      res.end();
+    });
+    const slowServer = http.createServer(app);
+    await new Promise<void>((resolve) => slowServer.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = slowServer.address() as AddressInfo;
+      const req = http.get({ host: '127.0.0.1', port, path: '/slow' });
+      req.on('error', () => undefined);
+      await until('the batched statement to run', async () => {
+        const { rows } = await holder.raw(
+          `select 1 from pg_stat_activity where application_name = ? and state = 'active' and query like 'select pg_sleep%'`,
+          [APP_NAME],
+        );
+        return rows.length > 0 ? true : undefined;
+      });
+      req.destroy();
+      await until('the batched read to end', async () => (outcomes.length > 0 ? true : undefined));
+      expect(outcomes).toEqual(['read']);
+    } finally {
+      await new Promise((resolve) => slowServer.close(resolve));
+    }
   });
 });

@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { storedBreakdown } from '../../../src/finance/finance.repository';
+import { createTeamWithAdmin } from '../../../src/teams/teams.service';
+import { Api, Harness, startHarness } from '../../support/harness';
+import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
+import { oracleBreakdown, readInputs } from '../../support/oracle';
+
+/*
+ * Breakdowns asked for in the same turn of the event loop are read from the database by one statement
+ * (src/db/batched-reads.ts). Each answer must still be its own task's, for its own team: checked here
+ * against the oracle's recomputation from the raw inputs (test/support/oracle.ts), with other teams'
+ * tasks, archived tasks and unknown ids mixed in among the ones read together.
+ */
+let h: Harness;
+let other: { api: Api; teamId: string; projectId: string; taskId: string };
+let projectId: string;
+let tasks: string[];
+let archived: string;
+
+beforeAll(async () => {
+  h = await startHarness();
+  const dev = await createJobRole(h.api, 'Developer');
+  const qa = await createJobRole(h.api, 'QA');
+  projectId = (await createProject(h.api)).id;
+  await setRateCard(h.api, projectId, [
+    { job_role_id: dev.id, hourly_rate: 100 },
+    { job_role_id: qa.id, hourly_rate: 70.5 },
+  ]);
+  const ann = await createMember(h.api, { name: 'Ann' });
+  const bob = await createMember(h.api, { name: 'Bob' });
+  const cat = await createMember(h.api, { name: 'Cat' });
+  await addToProject(h.api, projectId, ann.id, dev.id);
+  await addToProject(h.api, projectId, bob.id, qa.id);
+  await addToProject(h.api, projectId, cat.id, null);
+  tasks = [];
+  const assignees = [[ann.id], [bob.id], [ann.id, bob.id], [ann.id, bob.id, cat.id], [cat.id], []];
+  for (const [i, ids] of assignees.entries()) {
+    const task = await createTask(h.api, projectId, { estimated_hours: i + 1.5, assignee_ids: ids, fixed_cost: i * 10 });
+    tasks.push(task.id);
+    for (const member of ids) await logTime(h.api, task.id, member, { seconds: 900 * (i + 1) });
+  }
+  archived = (await createTask(h.api, projectId, { estimated_hours: 2, assignee_ids: [ann.id] })).id;
+  await h.api.delete(`/api/tasks/${archived}`).expect(200);
+
+  // A second team with a task of its own, in the same database.
+  const team = await createTeamWithAdmin(h.db, `other team ${randomUUID()}`);
+  const api = h.api.as(team.token);
+  const otherProject = (await createProject(api)).id;
+  const role = await createJobRole(api, 'Developer');
+  await setRateCard(api, otherProject, [{ job_role_id: role.id, hourly_rate: 55 }]);
+  const dan = await createMember(api, { name: 'Dan' });
+  await addToProject(api, otherProject, dan.id, role.id);
+  const task = await createTask(api, otherProject, { estimated_hours: 4, assignee_ids: [dan.id] });
+  await logTime(api, task.id, dan.id, { seconds: 3600 });
+  other = { api, teamId: team.team.id, projectId: otherProject, taskId: task.id };
+
+  // Lists bring both projects' stored figures current: the breakdowns below are served from them.
+  await h.api.get(`/api/project-finance/project/${projectId}/tasks`).expect(200);
+  await other.api.get(`/api/project-finance/project/${other.projectId}/tasks`).expect(200);
+}, 120_000);
+afterAll(async () => {
+  await h.close();
+});
+
+it('answers breakdowns asked for at once each with its own task, for its own team', async () => {
+  const mine = await readInputs(h.db, h.teamId, projectId);
+  const theirs = await readInputs(h.db, other.teamId, other.projectId);
+  const unknown = randomUUID();
+  const asked: { api: Api; taskId: string; expected: unknown }[] = [
+    ...tasks.map((taskId) => ({ api: h.api, taskId, expected: oracleBreakdown(mine, taskId, false) })),
+    { api: h.api, taskId: other.taskId, expected: 404 },
+    { api: other.api, taskId: other.taskId, expected: oracleBreakdown(theirs, other.taskId, false) },
+    { api: h.api, taskId: archived, expected: 404 },
+    { api: h.api, taskId: unknown, expected: 404 },
+    { api: other.api, taskId: tasks[0] as string, expected: 404 },
+    ...[...tasks].reverse().map((taskId) => ({ api: h.api, taskId, expected: oracleBreakdown(mine, taskId, false) })),
+  ];
+  const answers = await Promise.all(asked.map(({ api, taskId }) => api.get(`/api/project-finance/task/${taskId}/breakdown`)));
+  answers.forEach((res, i) => {
+    const { taskId, expected } = asked[i]!;
+    if (expected === 404) expect({ taskId, status: res.status, code: res.body.error?.code }).toEqual({ taskId, status: 404, code: 'TASK_NOT_FOUND' });
+    else expect({ taskId, status: res.status, body: res.body.body }).toEqual({ taskId, status: 200, body: expected });
+  });
+});
+
+it('reads the keys asked for in one turn with one statement, in groups of at most 64, each answer in its place', async () => {
+  const statements: string[] = [];
+  const onQuery = (query: { sql: string }) => {
+    if (query.sql.includes('with ordinality as k (team_id, task_id, key)')) statements.push(query.sql);
+  };
+  h.db.on('query', onQuery);
+  try {
+    const keys = [
+      ...tasks.map((taskId) => ({ teamId: h.teamId, taskId })),
+      { teamId: h.teamId, taskId: other.taskId },
+      { teamId: other.teamId, taskId: other.taskId },
+      { teamId: h.teamId, taskId: archived },
+    ];
+    // Asked for in one go, as requests taken up in one turn of the loop ask.
+    const rows = await Promise.all(keys.map((key) => storedBreakdown(h.db, key)));
+    expect(statements).toHaveLength(1);
+    expect(rows.map((row) => row?.id)).toEqual([...tasks, undefined, other.taskId, undefined]);
+    expect(rows.map((row) => row?.project_id)).toEqual([...tasks.map(() => projectId), undefined, other.projectId, undefined]);
+
+    statements.length = 0;
+    const many = Array.from({ length: 70 }, (_, i) => ({ teamId: h.teamId, taskId: tasks[i % tasks.length] as string }));
+    const manyRows = await Promise.all(many.map((key) => storedBreakdown(h.db, key)));
+    expect(statements).toHaveLength(2);
+    expect(manyRows.map((row) => row?.id)).toEqual(many.map((key) => key.taskId));
+  } finally {
+    h.db.off('query', onQuery);
+  }
+});
