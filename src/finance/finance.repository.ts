@@ -708,7 +708,9 @@ const readStoredBreakdowns: ReadAll<StoredBreakdownKey, StoredBreakdownRow> = as
      left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id`,
     { teamIds: keys.map((key) => key.teamId).join(','), taskIds: keys.map((key) => key.taskId).join(','), ...stampBindings(now) },
   );
-  const byKey = new Map(result.rows.map(({ key, ...row }) => [Number(key), { ...row, read_at: now }]));
+  // Rows are completed in place: copying their eighteen fields cost as much as the rest of this function.
+  const byKey = new Map<number, StoredBreakdownRow>();
+  for (const row of result.rows) byKey.set(Number(row.key), Object.assign(row, { read_at: now }));
   // Ordinality counts from 1.
   return keys.map((_, i) => byKey.get(i + 1));
 };
