@@ -24,12 +24,20 @@ describe('toJson', () => {
 
   it('writes JsonText given in pieces, large or small, as one text', () => {
     const row = '{"name":"\u00C4 \u{1F4B6} \\"x\\""}';
-    const rows = Array.from({ length: 3000 }, () => row).join(','); // over the 64 KB a piece is kept apart at
+    const rows = Array.from({ length: 3000 }, () => row).join(','); // over the 4 KB a piece is kept apart at
     const body = { tasks: new JsonText('[', rows, ']'), n: 1, t: new JsonText('2.50'), u: undefined };
     const expected = `{"tasks":[${rows}],"n":1,"t":2.50}`;
     expect(toJson(body)).toBe(expected);
     expect(jsonBytes(body).equals(Buffer.from(expected, 'utf8'))).toBe(true);
     expect(JSON.parse(jsonBytes(body).toString('utf8')).tasks).toHaveLength(3000);
+    // Pieces on either side of that length, next to small ones, as a breakdown's parts come.
+    for (const length of [4095, 4096, 4097, 12_000]) {
+      const part = `"${'\u00C4'.repeat(length - 2)}"`; // a JSON string of exactly `length` characters
+      const parts = { task: { id: 'a', n: new JsonText('1.5') }, grouped: new JsonText(part), members: new JsonText(part), end: true };
+      const text = `{"task":{"id":"a","n":1.5},"grouped":${part},"members":${part},"end":true}`;
+      expect(toJson(parts)).toBe(text);
+      expect(jsonBytes(parts).equals(Buffer.from(text, 'utf8'))).toBe(true);
+    }
   });
 
   it('encodes to the same bytes as Buffer.from(JSON.stringify(...)) for any value without decimals', () => {
