@@ -128,9 +128,6 @@ export function createApp(deps: AppDeps): Express {
     }
   });
 
-  app.use(openApiRouter());
-  app.use(screenRouter(deps.webDir, servedOverHttps));
-
   const api = express.Router();
   if (deps.activity) api.use(deps.activity.track);
   if (corsOrigins.length > 0) api.use(corsFor(corsOrigins));
@@ -150,6 +147,9 @@ export function createApp(deps: AppDeps): Express {
   api.use(gated(sessionRouter(db)));
   api.use(gated(tokensRouter(db, tokenCache)));
   app.use('/api', api);
+  // After /api, whose requests (the many) then never walk these routers' routes.
+  app.use(openApiRouter());
+  app.use(screenRouter(deps.webDir, servedOverHttps));
 
   app.use(routeNotFound);
   app.use(errorHandler(logger));
