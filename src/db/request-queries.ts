@@ -20,7 +20,8 @@ type PgConnection = {
   query: (config: { text?: string }, callback?: (...args: unknown[]) => void) => unknown;
 };
 
-type Scope = { running: Map<PgConnection, string> };
+/** A request's statements running now, and whether its client has left (before its response was complete). */
+type Scope = { running: Map<PgConnection, string>; gone: boolean };
 
 const scopes = new AsyncLocalStorage<Scope>();
 const tracked = new WeakSet<object>();
@@ -59,13 +60,23 @@ export function cancelQueriesWhenClientLeaves(db: Knex) {
   const isPostgres = tracked.has(db.client as object);
   return (req: Request, res: Response, next: NextFunction) => {
     if (!isPostgres) return next();
-    const scope: Scope = { running: new Map() };
+    const scope: Scope = { running: new Map(), gone: false };
     res.once('close', () => {
       if (res.writableFinished) return;
+      scope.gone = true;
       for (const [connection, sql] of scope.running) void cancel(db, connection, sql, req);
     });
     scopes.run(scope, next);
   };
+}
+
+/**
+ * After a read shared with other requests (db/batched-reads.ts), which is not cancelled when one of
+ * their clients leaves: a request whose client has left stops there, failing as a statement cancelled
+ * for it would (57014, logged as a client that went away), rather than go on working for nobody.
+ */
+export function stopIfClientLeft(): void {
+  if (scopes.getStore()?.gone) throw Object.assign(new Error('canceling statement due to user request'), { code: '57014' });
 }
 
 /** Runs `fn` outside every request's scope: statements it starts belong to no request and are never cancelled for one. */

@@ -4,6 +4,7 @@ import { prepared } from '../db/prepared';
 import { CURSOR_BATCH, batchesOf, readInBatches } from '../db/cursor';
 import { hotQuery } from '../db/hot-query';
 import { ReadAll, batchedReads } from '../db/batched-reads';
+import { isUuid } from '../http/validate';
 import { nowIso, todayOf } from '../clock';
 import type { ProjectRow, RateEntryRow } from '../projects/projects.repository';
 import { FIGURES_CURRENT, stampBindings, stampCurrentOf, stampOf } from './figures';
@@ -720,7 +721,12 @@ const readStoredBreakdowns: ReadAll<StoredBreakdownKey, StoredBreakdownRow> = as
  * in the same turn of the event loop (db/batched-reads.ts): random breakdowns under load share their
  * round trips to the database.
  */
-export const storedBreakdown: (db: Knex, key: StoredBreakdownKey) => Promise<StoredBreakdownRow | undefined> = batchedReads(readStoredBreakdowns);
+const readStoredBreakdown = batchedReads(readStoredBreakdowns);
+export function storedBreakdown(db: Knex, key: StoredBreakdownKey): Promise<StoredBreakdownRow | undefined> {
+  // The keys go into comma-separated lists: only UUIDs (which hold no comma) may, and no other id names a task.
+  if (!isUuid(key.teamId) || !isUuid(key.taskId)) return Promise.resolve(undefined);
+  return readStoredBreakdown(db, key);
+}
 
 /**
  * The eight figures of CONTRACT section 4 a task's roll-up sums, in the contract's order: each task's

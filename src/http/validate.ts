@@ -3,6 +3,9 @@ import { AppError, ErrorCode, ErrorDetail, fieldError, validationError } from '.
 import { decimalPlaces, minorUnit } from '../finance/money';
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+/** Whether `value` is a UUID (any case). */
+export const isUuid = (value: string): boolean => UUID.test(value);
 // Control characters (C0, DEL, C1) are refused in every text field; notes may still hold tabs and newlines.
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 const CONTROL_CHARS_EXCEPT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;

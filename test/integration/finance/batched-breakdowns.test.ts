@@ -107,6 +107,15 @@ it('reads the keys asked for in one turn with one statement, in groups of at mos
     const manyRows = await Promise.all(many.map((key) => storedBreakdown(h.db, key)));
     expect(statements).toHaveLength(2);
     expect(manyRows.map((row) => row?.id)).toEqual(many.map((key) => key.taskId));
+
+    // Ids that are not UUIDs name no task, and never reach the comma-separated lists of the statement.
+    statements.length = 0;
+    const odd = [
+      { teamId: `${other.teamId},${h.teamId}`, taskId: tasks[0] as string },
+      { teamId: h.teamId, taskId: `${tasks[0]},${tasks[1]}` },
+    ];
+    expect(await Promise.all(odd.map((key) => storedBreakdown(h.db, key)))).toEqual([undefined, undefined]);
+    expect(statements).toHaveLength(0);
   } finally {
     h.db.off('query', onQuery);
   }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createApp } from '../../../src/app';
 import { batchedReads } from '../../../src/db/batched-reads';
-import { cancelQueriesWhenClientLeaves } from '../../../src/db/request-queries';
+import { cancelQueriesWhenClientLeaves, outsideRequests } from '../../../src/db/request-queries';
 import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
@@ -93,18 +93,23 @@ describeOnServer('a client that goes away (PostgreSQL)', () => {
     expect(after.name).toBe('Before');
   });
 
-  it('does not cancel a batched read, which other requests may share, when one of its clients leaves', async () => {
+  it('does not cancel a batched read, which other requests share, when one of its clients leaves; that request stops after it', async () => {
     // A batch's statement answers every request that asked in its turn (src/db/batched-reads.ts): here
-    // a slow one, whose only client leaves while it runs. It must run to its end, not be cancelled.
+    // a slow one, asked for by a request whose client leaves while it runs and, in the same turn, by a
+    // neighbour (outside any request). It must run to its end for the neighbour; the request whose
+    // client left stops when its answer comes, as a cancelled statement would have stopped it.
     const slowReads = batchedReads<number, string>(async (reader, keys) => {
       await reader.raw('select pg_sleep(1.5)');
       return keys.map(() => 'read');
     });
     const outcomes: string[] = [];
+    const outcome = (read: Promise<string | undefined>) => read.then((answer) => answer ?? 'nothing', (err: { code?: string }) => `failed ${err.code}`);
     const app = express();
     app.use(cancelQueriesWhenClientLeaves(db));
     app.get('/slow', async (_req, res) => {
-      outcomes.push(await slowReads(db, 1).then((answer) => answer ?? 'nothing', (err: { code?: string }) => `failed ${err.code}`));
+      const mine = outcome(slowReads(db, 1));
+      const neighbours = outsideRequests(() => outcome(slowReads(db, 2)));
+      outcomes.push(...(await Promise.all([mine, neighbours])));
       res.end();
     });
     const slowServer = http.createServer(app);
@@ -122,7 +127,7 @@ describeOnServer('a client that goes away (PostgreSQL)', () => {
       });
       req.destroy();
       await until('the batched read to end', async () => (outcomes.length > 0 ? true : undefined));
-      expect(outcomes).toEqual(['read']);
+      expect(outcomes).toEqual(['failed 57014', 'read']);
     } finally {
       await new Promise((resolve) => slowServer.close(resolve));
     }
