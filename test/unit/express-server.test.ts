@@ -1,0 +1,36 @@
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { serverFor } from '../../src/http/express-server';
+
+/*
+ * src/http/express-server.ts: requests and responses are made with the app's prototypes, so Express's
+ * own Object.setPrototypeOf finds nothing to change; they still work as Node's and Express's.
+ */
+it("makes requests and responses with the app's prototypes, which still read bodies and stream answers", async () => {
+  const app = express();
+  app.use(express.json());
+  const atArrival: boolean[] = [];
+  app.post('/echo', (req, res) => {
+    res.status(201).json({ body: req.body, q: req.query.q, host: typeof req.get('host') });
+  });
+  app.get('/stream', (_req, res) => {
+    res.setHeader('Content-Type', 'text/plain');
+    res.write('one,');
+    setImmediate(() => res.end('two'));
+  });
+  const server = serverFor(app);
+  // Before Express takes the request up (its listener was added first).
+  server.prependListener('request', (req, res) => atArrival.push(Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const echo = await fetch(`${base}/echo?q=1`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ a: [1, 'é'] }) });
+    expect(echo.status).toBe(201);
+    expect(await echo.json()).toEqual({ body: { a: [1, 'é'] }, q: '1', host: 'string' });
+    const stream = await fetch(`${base}/stream`);
+    expect(await stream.text()).toBe('one,two');
+    expect(atArrival).toEqual([true, true, true, true]);
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
