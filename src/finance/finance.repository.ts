@@ -719,9 +719,9 @@ const readStoredBreakdowns: ReadAll<StoredBreakdownKey, StoredBreakdownRow> = as
 /**
  * A non-archived task's breakdown from its stored labor row, read together with the others asked for
  * in the same turn of the event loop (db/batched-reads.ts): random breakdowns under load share their
- * round trips to the database.
+ * round trips to the database, and requests for one task in one turn share its row (read-only).
  */
-const readStoredBreakdown = batchedReads(readStoredBreakdowns);
+const readStoredBreakdown = batchedReads(readStoredBreakdowns, { identify: (key) => `${key.teamId} ${key.taskId}` });
 export function storedBreakdown(db: Knex, key: StoredBreakdownKey): Promise<StoredBreakdownRow | undefined> {
   // The keys go into comma-separated lists: only UUIDs (which hold no comma) may, and no other id names a task.
   if (!isUuid(key.teamId) || !isUuid(key.taskId)) return Promise.resolve(undefined);

@@ -14,19 +14,26 @@ function recording(answer: (keys: readonly number[]) => Promise<(number | undefi
   const read = batchedReads<number, number>(async (_db, keys) => {
     calls.push([...keys]);
     return answer(keys);
-  }, 3);
+  }, { maxKeys: 3, identify: String });
   return { calls, read };
 }
 
 it('reads the keys asked for in one turn together, in groups of at most maxKeys, each answer to its own key', async () => {
   const { calls, read } = recording();
-  const answers = await Promise.all([5, 1, 4, 1, 9, 2, 6].map((key) => read(db, key)));
-  expect(answers).toEqual([10, 2, 8, 2, 18, 4, 12]);
+  const answers = await Promise.all([5, 1, 4, 3, 9, 2, 6].map((key) => read(db, key)));
+  expect(answers).toEqual([10, 2, 8, 6, 18, 4, 12]);
   expect(calls).toEqual([
     [5, 1, 4],
-    [1, 9, 2],
+    [3, 9, 2],
     [6],
   ]);
+});
+
+it('reads a key asked for several times in one turn once, every request getting its answer', async () => {
+  const { calls, read } = recording();
+  expect(await Promise.all([7, 3, 7, 7, 3, 8, 9, 7].map((key) => read(db, key)))).toEqual([14, 6, 14, 14, 6, 16, 18, 14]);
+  // Groups count different keys.
+  expect(calls).toEqual([[7, 3, 8], [9]]);
 });
 
 it('reads keys asked for in different turns apart', async () => {

@@ -83,10 +83,10 @@ it('answers breakdowns asked for at once each with its own task, for its own tea
   });
 });
 
-it('reads the keys asked for in one turn with one statement, in groups of at most 64, each answer in its place', async () => {
-  const statements: string[] = [];
-  const onQuery = (query: { sql: string }) => {
-    if (query.sql.includes('with ordinality as k (team_id, task_id, key)')) statements.push(query.sql);
+it('reads the keys asked for in one turn with one statement, in groups of at most 64 different keys, each answer in its place', async () => {
+  const statements: unknown[][] = [];
+  const onQuery = (query: { sql: string; bindings: unknown[] }) => {
+    if (query.sql.includes('with ordinality as k (team_id, task_id, key)')) statements.push(query.bindings);
   };
   h.db.on('query', onQuery);
   try {
@@ -102,11 +102,21 @@ it('reads the keys asked for in one turn with one statement, in groups of at mos
     expect(rows.map((row) => row?.id)).toEqual([...tasks, undefined, other.taskId, undefined]);
     expect(rows.map((row) => row?.project_id)).toEqual([...tasks.map(() => projectId), undefined, other.projectId, undefined]);
 
+    // 70 different keys: two statements. Known tasks among unknown ids, each answered in its place.
     statements.length = 0;
-    const many = Array.from({ length: 70 }, (_, i) => ({ teamId: h.teamId, taskId: tasks[i % tasks.length] as string }));
+    const many = Array.from({ length: 70 }, (_, i) => ({ teamId: h.teamId, taskId: i % 12 === 0 ? (tasks[i / 12] as string) : randomUUID() }));
     const manyRows = await Promise.all(many.map((key) => storedBreakdown(h.db, key)));
     expect(statements).toHaveLength(2);
-    expect(manyRows.map((row) => row?.id)).toEqual(many.map((key) => key.taskId));
+    expect(manyRows.map((row) => row?.id)).toEqual(many.map((key) => (tasks.includes(key.taskId) ? key.taskId : undefined)));
+
+    // One task asked for by several requests in one turn is read once; each gets its row.
+    statements.length = 0;
+    const repeated = tasks.flatMap((taskId) => [taskId, taskId, taskId]).map((taskId) => ({ teamId: h.teamId, taskId }));
+    const repeatedRows = await Promise.all(repeated.map((key) => storedBreakdown(h.db, key)));
+    expect(repeatedRows.map((row) => row?.id)).toEqual(repeated.map((key) => key.taskId));
+    expect(statements).toHaveLength(1);
+    const taskList = statements[0]!.find((binding) => typeof binding === 'string' && binding.includes(tasks[0] as string)) as string;
+    expect(taskList.split(',').sort()).toEqual([...tasks].sort());
 
     // Ids that are not UUIDs name no task, and never reach the comma-separated lists of the statement.
     statements.length = 0;

@@ -98,10 +98,13 @@ describeOnServer('a client that goes away (PostgreSQL)', () => {
     // a slow one, asked for by a request whose client leaves while it runs and, in the same turn, by a
     // neighbour (outside any request). It must run to its end for the neighbour; the request whose
     // client left stops when its answer comes, as a cancelled statement would have stopped it.
-    const slowReads = batchedReads<number, string>(async (reader, keys) => {
-      await reader.raw('select pg_sleep(1.5)');
-      return keys.map(() => 'read');
-    });
+    const slowReads = batchedReads<number, string>(
+      async (reader, keys) => {
+        await reader.raw('select pg_sleep(1.5)');
+        return keys.map(() => 'read');
+      },
+      { identify: String },
+    );
     const outcomes: string[] = [];
     const outcome = (read: Promise<string | undefined>) => read.then((answer) => answer ?? 'nothing', (err: { code?: string }) => `failed ${err.code}`);
     const app = express();
