@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { nowIso, todayOf } from '../clock';
+import { outsideRequests, stopIfClientLeft } from '../db/request-queries';
 import { ProjectRow, findProject } from '../projects/projects.repository';
 import { CALCULATOR_VERSION } from './calculator';
 import { refreshTaskLabor } from './labor';
@@ -203,17 +204,23 @@ export function bringCurrent(db: Knex, teamId: string, projectId: string, now: s
     inFlight = new Map();
     inFlightByPool.set(db, inFlight);
   }
-  const running = inFlight.get(`${teamId}|${projectId}`);
-  if (running) return running;
-  return startRefresh(db, inFlight, teamId, projectId, now);
+  const running = inFlight.get(`${teamId}|${projectId}`) ?? startRefresh(db, inFlight, teamId, projectId, now);
+  // Shared: a request whose client left meanwhile stops here rather than go on for nobody.
+  return running.then(stopIfClientLeft);
 }
 
+/**
+ * The refresh belongs to no request: it serves every request that waits for it, so it runs outside
+ * the scope of the one that started it, and that client leaving cancels nobody's refresh.
+ */
 function startRefresh(db: Knex, inFlight: Map<string, Promise<void>>, teamId: string, projectId: string, now: string): Promise<void> {
   const key = `${teamId}|${projectId}`;
-  const refresh = db
-    .transaction((trx) => refreshInTransaction(trx, teamId, projectId, now))
-    .then((partsLeft) => refreshListeners.get(db)?.(teamId, projectId, partsLeft))
-    .finally(() => inFlight.delete(key));
+  const refresh = outsideRequests(() =>
+    db
+      .transaction((trx) => refreshInTransaction(trx, teamId, projectId, now))
+      .then((partsLeft) => refreshListeners.get(db)?.(teamId, projectId, partsLeft))
+      .finally(() => inFlight.delete(key)),
+  );
   inFlight.set(key, refresh);
   return refresh;
 }

@@ -4,6 +4,7 @@ import { nowIso, todayIn } from '../clock';
 import { notFound } from '../http/errors';
 import { findListedProject } from './finance.repository';
 import { bringCurrent } from './figures';
+import { outsideRequests } from '../db/request-queries';
 import type { Logger } from '../logger';
 import { actorOf } from '../http/auth';
 import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/respond';
@@ -29,7 +30,8 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter, 
     res.setHeader('ETag', service.etagOf(financeVersion));
     sendSuccess(res, body);
     if (refreshBehind && staleProject) {
-      bringCurrent(db, teamId, staleProject, nowIso()).catch((err: unknown) =>
+      // Behind the answer, for no request: its client may leave at once without stopping it.
+      outsideRequests(() => bringCurrent(db, teamId, staleProject, nowIso())).catch((err: unknown) =>
         refreshBehind.warn({ err, projectId: staleProject }, 'background refresh failed'),
       );
     }

@@ -3,6 +3,8 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createApp } from '../../../src/app';
 import { batchedReads } from '../../../src/db/batched-reads';
+import { bringCurrent } from '../../../src/finance/figures';
+import { nowIso } from '../../../src/clock';
 import { cancelQueriesWhenClientLeaves, outsideRequests } from '../../../src/db/request-queries';
 import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
@@ -36,13 +38,15 @@ describeOnServer('a client that goes away (PostgreSQL)', () => {
   let api: Api;
   let server: http.Server;
   let holder: Db;
+  let teamId: string;
   beforeAll(async () => {
     const url = new URL(backend.kind === 'postgres' ? backend.url : 'postgres://x@h/d');
     url.searchParams.set('application_name', APP_NAME);
     // No lock timeout: only the cancellation can end the wait.
     db = createDb({ kind: 'postgres', url: url.toString(), lockTimeoutMs: 0, statementTimeoutMs: 0 }, createLogger('silent'));
     holder = createDb({ kind: 'postgres', url: backend.kind === 'postgres' ? backend.url : '' });
-    const { token } = await createTeamWithAdmin(db, 'client gone team');
+    const { token, team } = await createTeamWithAdmin(db, 'client gone team');
+    teamId = team.id;
     const app = createApp({ db, logger: createLogger('silent') });
     api = new Api(app, token);
     server = http.createServer(app);
@@ -134,5 +138,55 @@ describeOnServer('a client that goes away (PostgreSQL)', () => {
     } finally {
       await new Promise((resolve) => slowServer.close(resolve));
     }
+  });
+
+  it("does not cancel a project's refresh, which other requests wait for, when the client of the request that started it leaves", async () => {
+    // A list of a project whose figures are out of date starts its refresh (src/finance/figures.ts);
+    // other requests for that project wait for the same refresh. Here the refresh waits for the
+    // project's refresh lock, held by the test, while a second waiter joins it; then the first
+    // request's client leaves. The refresh must not be cancelled: the second waiter gets it.
+    const project = (await api.post('/api/projects', { name: 'Shared refresh', currency: 'EUR' }).expect(201)).body.body;
+    await api.post(`/api/projects/${project.id}/tasks`, { name: 'Marked', estimated_hours: 2 }).expect(201);
+    const waitingForLock = async () => {
+      const { rows } = await holder.raw(
+        `select 1 from pg_stat_activity where application_name = ? and datname = current_database() and wait_event_type = 'Lock'`,
+        [APP_NAME],
+      );
+      return rows.length > 0;
+    };
+    const trx = await holder.transaction();
+    let shared: Promise<string> | undefined;
+    try {
+      await trx.raw('select pg_advisory_xact_lock(hashtext(?), hashtext(?))', [teamId, project.id]);
+      const { port } = server.address() as AddressInfo;
+      const serverSockets: import('node:net').Socket[] = [];
+      const onConnection = (socket: import('node:net').Socket) => serverSockets.push(socket);
+      server.on('connection', onConnection);
+      const req = http.get({ host: '127.0.0.1', port, path: `/api/project-finance/project/${project.id}/tasks`, headers: { Authorization: `Bearer ${api.token}` } });
+      req.on('error', () => undefined);
+      await until('the list to start the refresh, waiting for its lock', async () => ((await waitingForLock()) ? true : undefined));
+      server.off('connection', onConnection);
+      // A second waiter, outside any request: it joins the refresh in flight.
+      shared = bringCurrent(db, teamId, project.id, nowIso()).then(
+        () => 'refreshed',
+        (err: { code?: string }) => `failed ${err.code}`,
+      );
+      const closed = new Promise((resolve) => serverSockets[0]!.once('close', resolve));
+      req.destroy();
+      await closed;
+      // The client is gone and the server has seen it. Were the refresh cancelled, it would stop
+      // waiting for the lock now; it must still be waiting.
+      const stillWaiting = await Promise.all(
+        Array.from({ length: 5 }, async (_, i) => {
+          await new Promise((resolve) => setTimeout(resolve, 100 * i));
+          return waitingForLock();
+        }),
+      );
+      expect(stillWaiting).toEqual([true, true, true, true, true]);
+    } finally {
+      await trx.rollback();
+    }
+    expect(await shared).toBe('refreshed');
+    await api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
   });
 });
