@@ -34,3 +34,9 @@ it("makes requests and responses with the app's prototypes, which still read bod
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+it("refuses an app whose prototypes are not Node's request and response", () => {
+  const app = express();
+  expect(() => serverFor({ ...app, request: {}, response: app.response } as unknown as typeof app)).toThrow(TypeError);
+  expect(() => serverFor({ ...app, request: app.request, response: {} } as unknown as typeof app)).toThrow(TypeError);
+});
