@@ -10,7 +10,9 @@ import type { Knex } from 'knex';
  * was sent, the statements still running are cancelled with pg_cancel_backend, guarded by the
  * statement's text so that a connection that has meanwhile moved on to another request's work is
  * left alone. The request then fails like any cancelled statement (57014) and its transaction rolls
- * back: nothing the client never saw acknowledged is half-written.
+ * back: nothing the client never saw acknowledged is half-written. Work that several requests share
+ * (outsideRequests) runs in no request's scope and is not cancelled; a request whose client left stops
+ * when it ends (stopIfClientLeft).
  *
  * PostgreSQL server only: PGlite runs one statement at a time in this process and cannot be
  * interrupted, so there the scope is a no-op.
@@ -71,9 +73,10 @@ export function cancelQueriesWhenClientLeaves(db: Knex) {
 }
 
 /**
- * After a read shared with other requests (db/batched-reads.ts), which is not cancelled when one of
- * their clients leaves: a request whose client has left stops there, failing as a statement cancelled
- * for it would (57014, logged as a client that went away), rather than go on working for nobody.
+ * After work shared with other requests (a batched read, db/batched-reads.ts; a project's refresh,
+ * finance/figures.ts), which is not cancelled when one of their clients leaves: a request whose client
+ * has left stops there, failing as a statement cancelled for it would (57014, logged as a client that
+ * went away), rather than go on working for nobody.
  */
 export function stopIfClientLeft(): void {
   if (scopes.getStore()?.gone) throw Object.assign(new Error('canceling statement due to user request'), { code: '57014' });
