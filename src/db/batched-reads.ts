@@ -1,6 +1,5 @@
-import { AsyncResource } from 'node:async_hooks';
 import type { Knex } from 'knex';
-import { stopIfClientLeft } from './request-queries';
+import { outsideRequests, stopIfClientLeft } from './request-queries';
 
 /*
  * One read that many requests make at once, each for its own key (a task's stored breakdown), run as
@@ -11,10 +10,10 @@ import { stopIfClientLeft } from './request-queries';
  * by several requests once. Under load the groups grow by themselves; a lone request waits one turn of
  * the loop, not a timer.
  *
- * The statement belongs to no request: it runs in an async context of its own, not in that of the
- * request that happened to ask first, so no request's scope (request-queries.ts) holds it and one
- * client that leaves does not cancel its neighbours' reads. It is a handful of indexed lookups, under
- * the connections' statement timeout like any other. A request whose client left meanwhile stops when
+ * The statement belongs to no request: it runs outside every request's async context
+ * (request-queries.ts's outsideRequests), not in that of the request that happened to ask first, so
+ * no request's scope holds it and one client that leaves does not cancel its neighbours' reads. It is
+ * a handful of indexed lookups, under the connections' statement timeout like any other. A request whose client left meanwhile stops when
  * its answer comes (stopIfClientLeft). In a transaction the read runs at once, on the transaction's
  * connection, alone.
  */
@@ -26,9 +25,6 @@ type Waiting<Answer> = { resolve(answer: Answer | undefined): void; reject(err: 
 
 /** The requests waiting for one key, and the key. */
 type Asked<Key, Answer> = { key: Key; waiting: Waiting<Answer>[] };
-
-/** The async context batches run in: made when this module loads, inside no request. */
-const detached = new AsyncResource('batched-reads');
 
 export type BatchOptions<Key> = {
   /** At most this many keys in one statement. */
@@ -69,7 +65,7 @@ export function batchedReads<Key, Answer>(readAll: ReadAll<Key, Answer>, { maxKe
       let turn = pending.get(db);
       if (!turn) {
         pending.set(db, (turn = new Map()));
-        setImmediate(() => detached.runInAsyncScope(flush, null, db));
+        setImmediate(() => outsideRequests(() => flush(db)));
       }
       const name = identify(key);
       const asked = turn.get(name);

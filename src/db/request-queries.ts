@@ -1,4 +1,4 @@
-import { AsyncLocalStorage } from 'node:async_hooks';
+import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import type { Knex } from 'knex';
 
@@ -82,9 +82,15 @@ export function stopIfClientLeft(): void {
   if (scopes.getStore()?.gone) throw Object.assign(new Error('canceling statement due to user request'), { code: '57014' });
 }
 
-/** Runs `fn` outside every request's scope: statements it starts belong to no request and are never cancelled for one. */
+/** The async context of work that belongs to no request: made when this module loads, inside none. */
+const noRequest = new AsyncResource('outside-requests');
+
+/**
+ * Runs `fn` in no request's async context (not just outside this module's scope: no per-request
+ * context reaches it): statements it starts belong to no request and are never cancelled for one.
+ */
 export function outsideRequests<T>(fn: () => T): T {
-  return scopes.exit(fn);
+  return noRequest.runInAsyncScope(fn);
 }
 
 async function cancel(db: Knex, connection: PgConnection, sql: string, req: Request): Promise<void> {
