@@ -711,7 +711,10 @@ const readStoredBreakdowns: ReadAll<StoredBreakdownKey, StoredBreakdownRow> = as
   );
   // Rows are completed in place: copying their eighteen fields cost as much as the rest of this function.
   const byKey = new Map<number, StoredBreakdownRow>();
-  for (const row of result.rows) byKey.set(Number(row.key), Object.assign(row, { read_at: now }));
+  for (const row of result.rows) {
+    row.read_at = now;
+    byKey.set(Number(row.key), row);
+  }
   // Ordinality counts from 1.
   return keys.map((_, i) => byKey.get(i + 1));
 };
