@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { BENCH_TOKEN, SIZES, Size, projectId, taskId } from './dataset';
-import { commandOption, log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
+import { commandOption, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, shareOf, startService, waitReady } from './support';
 
 /*
  * npm run bench:isolation -- [--size small|full] [--connections 10] [--duration 10]
@@ -324,8 +324,7 @@ async function main() {
       report('');
       report(`### Time-log POSTs, ${connections} connections, ${duration} s each`);
       report('');
-      // Each load's share also against a /healthz slice driven right before it: the machine's speed
-      // drifts over a run's minutes (bench/run.ts).
+      // Each load's share also against a /healthz slice driven right before it (support.ts).
       report('| Load | req/s | p50 ms | p99 ms | errors | share of /healthz | /healthz just before, req/s | share of it |');
       report('|---|---:|---:|---:|---:|---:|---:|---:|');
       const healthz = await throughput(() => '/healthz', 'GET');
@@ -335,11 +334,10 @@ async function main() {
         [`random tasks of one ${size.mediumProjectTasks}-task project`, () => `/api/tasks/${taskId(1, Math.floor(Math.random() * size.mediumProjectTasks))}/time-logs`],
         ['one single task', () => `/api/tasks/${taskId(1, 0)}/time-logs`],
       ];
-      const share = (rps: number, of: number) => `${((100 * rps) / of).toFixed(0)}%`;
       for (const [name, pathOf] of loads) {
-        const before = await throughput(() => '/healthz', 'GET', undefined, Math.min(duration, 5));
+        const before = await throughput(() => '/healthz', 'GET', undefined, healthzSliceSeconds(duration));
         const r = await throughput(pathOf, 'POST', logBody);
-        report(`| time logs, ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${share(r.rps, healthz.rps)} | ${before.rps.toFixed(0)} | ${share(r.rps, before.rps)} |`);
+        report(`| time logs, ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${shareOf(r.rps, healthz)} | ${before.rps.toFixed(0)} | ${shareOf(r.rps, before)} |`);
       }
       notePeak();
     }

@@ -4,7 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { DatabaseTarget } from '../src/db/knex';
 import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, projectId, randomTaskId } from './dataset';
-import { commandOption, log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
+import { commandOption, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, shareOf, startService, waitReady } from './support';
 
 /*
  * npm run bench -- [--size small|full] [--backend postgres|pglite|both] [--duration 15] [--warmup 3]
@@ -63,15 +63,8 @@ const PHASES: { label: string; settings: Record<string, string>; endpoints: () =
 
 type Result = { endpoint: string; rps: number; p50: number; p99: number; errors: number; requests: number };
 
-/** An endpoint's result, and `/healthz`'s in the slice driven right before it on the same service. */
-type Measured = Result & { healthzBefore: number };
-
-/**
- * `/healthz` is also driven for a few seconds right before each endpoint: the machine's speed drifts
- * over the minutes a run takes (by a third and more on a shared machine), so each endpoint's share is
- * also given against the `/healthz` of the same moment, beside the share of the first `/healthz`.
- */
-const HEALTHZ_SLICE_SECONDS = 5;
+/** An endpoint's result, and `/healthz`'s in the slice driven right before it (none for `/healthz` itself). */
+type Measured = Result & { healthzBefore?: Result };
 
 function headersOf(endpoint: Endpoint): Record<string, string> {
   const headers: Record<string, string> = endpoint.auth ? { authorization: `Bearer ${BENCH_TOKEN}` } : {};
@@ -130,10 +123,11 @@ async function benchBackend(kind: 'postgres' | 'pglite') {
       for (const endpoint of phase.endpoints()) {
         await checkAnswers(endpoint);
         await drive(endpoint, warmup);
-        const healthzBefore = (await drive(HEALTHZ, Math.min(duration, HEALTHZ_SLICE_SECONDS))).rps;
-        const result = { ...(await drive(endpoint, duration)), healthzBefore };
+        const healthzBefore = endpoint === HEALTHZ ? undefined : await drive(HEALTHZ, healthzSliceSeconds(duration));
+        const result: Measured = { ...(await drive(endpoint, duration)), healthzBefore };
         results.push(result);
-        log(`  ${endpoint.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors} (/healthz just before: ${healthzBefore.toFixed(0)} req/s)`);
+        const before = healthzBefore ? ` (/healthz just before: ${healthzBefore.rps.toFixed(0)} req/s, errors ${healthzBefore.errors})` : '';
+        log(`  ${endpoint.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}${before}`);
       }
       clearInterval(sampler);
       const phasePeak = Math.max(peak, rssOf(child.pid as number).peak);
@@ -148,12 +142,11 @@ async function benchBackend(kind: 'postgres' | 'pglite') {
 }
 
 function markdown(run: { backend: string; results: Measured[]; rss: { start: number; peak: number; peaks: number[] } }): string {
-  const healthz = run.results[0]?.rps ?? 1;
-  const share = (rps: number, of: number) => `${((100 * rps) / of).toFixed(0)}%`;
-  const rows = run.results.map(
-    (r) =>
-      `| ${r.endpoint} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${share(r.rps, healthz)} | ${r.healthzBefore.toFixed(0)} | ${share(r.rps, r.healthzBefore)} |`,
-  );
+  const healthz = run.results[0] ?? { rps: 0, errors: 0 };
+  const rows = run.results.map((r) => {
+    const before = r.healthzBefore ? `${r.healthzBefore.rps.toFixed(0)} | ${shareOf(r.rps, r.healthzBefore)}` : ' | ';
+    return `| ${r.endpoint} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${shareOf(r.rps, healthz)} | ${before} |`;
+  });
   return [
     `### ${run.backend}, ${size.name} dataset`,
     '',
@@ -170,7 +163,7 @@ function markdown(run: { backend: string; results: Measured[]; rss: { start: num
 async function main() {
   log(`Machine: ${machine()}`);
   log(`Dataset: ${JSON.stringify(size)}`);
-  log(`Load: autocannon, ${connections} connections, ${warmup} s warm-up, ${HEALTHZ_SLICE_SECONDS} s of /healthz, then ${duration} s per endpoint`);
+  log(`Load: autocannon, ${connections} connections, ${warmup} s warm-up, ${healthzSliceSeconds(duration)} s of /healthz, then ${duration} s per endpoint`);
   execSync('npm run --silent build', { stdio: 'inherit' });
   const backends = backendArg === 'both' ? (['postgres', 'pglite'] as const) : [backendArg as 'postgres' | 'pglite'];
   const runs = [];
@@ -185,7 +178,7 @@ async function main() {
     `Machine: ${machine()}`,
     `Dataset: ${size.name} (${size.projects} projects, ${size.tasks} tasks, ${size.members} members, ${size.logs} time logs; big task ${size.bigTaskAssignees} assignees, ${size.bigTaskLogs} logs)`,
     `Command: npm run bench -- ${args.join(' ')}`.trim(),
-    `Load: autocannon, ${connections} connections, ${warmup} s warm-up, ${HEALTHZ_SLICE_SECONDS} s of /healthz, then ${duration} s per endpoint, one endpoint at a time`,
+    `Load: autocannon, ${connections} connections, ${warmup} s warm-up, ${healthzSliceSeconds(duration)} s of /healthz, then ${duration} s per endpoint, one endpoint at a time`,
     '',
     ...runs.map(markdown),
   ].join('\n');

@@ -154,3 +154,21 @@ export function machine(): string {
   }
   return `${cpu}, ${os.cpus().length} cores, ${(os.totalmem() / 2 ** 30).toFixed(0)} GiB RAM, ${os.type()} ${os.release()}, Node ${process.version}, ${pg}`;
 }
+
+/**
+ * `/healthz` is also driven for a few seconds right before each measured load: the machine's speed
+ * drifts over the minutes a run takes (by a third and more on a shared machine), so each load's share
+ * is also given against the `/healthz` of the same moment, beside the share of the run's first one.
+ */
+export const HEALTHZ_SLICE_SECONDS = 5;
+
+/** How long the `/healthz` slice before a load lasts, for loads of `seconds`. */
+export const healthzSliceSeconds = (seconds: number) => Math.min(seconds, HEALTHZ_SLICE_SECONDS);
+
+/**
+ * `rps` as a whole percentage of `reference` req/s, for a report; "n/a" when the reference is no
+ * throughput (a `/healthz` run that answered nothing, or with errors, is no yardstick).
+ */
+export function shareOf(rps: number, reference: { rps: number; errors: number }): string {
+  return reference.rps > 0 && reference.errors === 0 ? `${((100 * rps) / reference.rps).toFixed(0)}%` : 'n/a';
+}
