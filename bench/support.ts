@@ -160,7 +160,7 @@ export function machine(): string {
  * drifts over the minutes a run takes (by a third and more on a shared machine), so each load's share
  * is also given against the `/healthz` of the same moment, beside the share of the run's first one.
  */
-export const HEALTHZ_SLICE_SECONDS = 5;
+const HEALTHZ_SLICE_SECONDS = 5;
 
 /** How long the `/healthz` slice before a load lasts, for loads of `seconds`. */
 export const healthzSliceSeconds = (seconds: number) => Math.min(seconds, HEALTHZ_SLICE_SECONDS);

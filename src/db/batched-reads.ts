@@ -13,9 +13,9 @@ import { outsideRequests, stopIfClientLeft } from './request-queries';
  * The statement belongs to no request: it runs outside every request's async context
  * (request-queries.ts's outsideRequests), not in that of the request that happened to ask first, so
  * no request's scope holds it and one client that leaves does not cancel its neighbours' reads. It is
- * a handful of indexed lookups, under the connections' statement timeout like any other. A request whose client left meanwhile stops when
- * its answer comes (stopIfClientLeft). In a transaction the read runs at once, on the transaction's
- * connection, alone.
+ * a handful of indexed lookups, under the connections' statement timeout like any other. A request
+ * whose client left meanwhile stops when its answer comes (stopIfClientLeft). In a transaction the
+ * read runs at once, on the transaction's connection, alone.
  */
 
 /** Reads `keys` in one statement: one answer per key, in the keys' order (undefined: nothing found). */

@@ -6,6 +6,7 @@ const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a
 
 /** Whether `value` is a UUID (any case). */
 export const isUuid = (value: string): boolean => UUID.test(value);
+
 // Control characters (C0, DEL, C1) are refused in every text field; notes may still hold tabs and newlines.
 const CONTROL_CHARS = /[\u0000-\u001f\u007f-\u009f]/;
 const CONTROL_CHARS_EXCEPT_LINES = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
@@ -97,7 +98,7 @@ export function parseQuery<S extends z.ZodType>(schema: S, query: unknown): z.in
 
 /** A path id that is not a UUID is a 400, never a lookup. */
 export function parseId(value: unknown, label = 'id', code: ErrorCode = 'INVALID_ID'): string {
-  if (typeof value === 'string' && UUID.test(value)) return value.toLowerCase();
+  if (typeof value === 'string' && isUuid(value)) return value.toLowerCase();
   throw new AppError(400, code, `${label} must be a UUID`, [{ path: label, message: 'must be a UUID' }]);
 }
 
