@@ -38,6 +38,21 @@ export async function fillAllParts(db: Knex): Promise<void> {
 }
 
 /**
+ * Every project's figures brought current and the breakdown parts filled in: what reads and the
+ * service's background filler would do in time. A run measures stored figures, and a share of
+ * `/healthz` measured while the filler works in the service's quiet moments (every `/healthz` slice:
+ * probes do not count as API activity) compares a busy service with an idle one.
+ */
+export async function settle(db: Knex): Promise<void> {
+  const started = Date.now();
+  const projects: { team_id: string; id: string }[] = await db('projects').select('team_id', 'id').orderBy(['team_id', 'id']);
+  const now = nowIso();
+  for (const project of projects) await bringCurrent(db, project.team_id, project.id, now);
+  log(`every project's figures current (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+  await fillAllParts(db);
+}
+
+/**
  * Migrates the target and generates the dataset unless it is already there. A PostgreSQL database
  * holding another version of the dataset (or an interrupted one) is dropped and created again first.
  */
@@ -47,14 +62,8 @@ export async function prepare(target: DatabaseTarget, size: Size): Promise<void>
     await migrateToLatest(db);
     if (await datasetPresent(db, size)) {
       log(`dataset "${size.name}" already present`);
-      // Writes of an earlier run (fixed costs, rate changes, renames) left projects out of date; a
-      // run measures stored figures, so they are brought current first, as reads would.
-      const started = Date.now();
-      const projects: { team_id: string; id: string }[] = await db('projects').select('team_id', 'id').orderBy(['team_id', 'id']);
-      const now = nowIso();
-      for (const project of projects) await bringCurrent(db, project.team_id, project.id, now);
-      log(`every project's figures current (${((Date.now() - started) / 1000).toFixed(1)} s)`);
-      await fillAllParts(db);
+      // Writes of an earlier run (fixed costs, rate changes, renames) left projects out of date.
+      await settle(db);
       // The rows earlier runs' refreshes rewrote, vacuumed as autovacuum would (a server may run
       // without it: the machines here do), so a run does not measure the dead rows of the ones before.
       if (target.kind === 'postgres') {
