@@ -4,7 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { BENCH_TOKEN, SIZES, Size, projectId, taskId } from './dataset';
 import { createDb } from '../src/db/knex';
-import { commandOption, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, settle, shareOf, startService, waitReady } from './support';
+import { CpuPerRequest, ceilingOf, commandOption, cpuPerRequest, cpuTicks, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, settle, shareOf, startService, waitReady } from './support';
 
 /*
  * npm run bench:isolation -- [--size small|full] [--connections 10] [--duration 10]
@@ -126,7 +126,9 @@ function spread(times: readonly number[]): string {
   return `${ms(sorted[Math.floor(sorted.length / 2)] ?? 0)} (${(sorted[0] ?? 0).toFixed(0)}-${(sorted[sorted.length - 1] ?? 0).toFixed(0)})`;
 }
 
-async function throughput(pathOf: () => string, method: 'GET' | 'POST', body?: () => string, seconds = duration) {
+/** With `servicePid`, also what each request cost in CPU (support.ts's cpuPerRequest). */
+async function throughput(pathOf: () => string, method: 'GET' | 'POST', body?: () => string, seconds = duration, servicePid?: number) {
+  const before = servicePid === undefined ? undefined : cpuTicks(servicePid);
   const result = await autocannon({
     url: BASE,
     connections,
@@ -139,7 +141,8 @@ async function throughput(pathOf: () => string, method: 'GET' | 'POST', body?: (
       },
     ],
   });
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
+  const cpu = before && servicePid !== undefined ? cpuPerRequest(before, cpuTicks(servicePid), result.requests.total) : undefined;
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx, cpu };
 }
 
 /**
@@ -342,17 +345,29 @@ async function main() {
       // Each load's share also against a /healthz slice driven right before it (support.ts).
       report('| Load | req/s | p50 ms | p99 ms | errors | share of /healthz | /healthz just before, req/s | share of it |');
       report('|---|---:|---:|---:|---:|---:|---:|---:|');
-      const healthz = await throughput(() => '/healthz', 'GET');
+      const healthz = await throughput(() => '/healthz', 'GET', undefined, duration, child.pid);
       report(`| /healthz | ${healthz.rps.toFixed(0)} | ${healthz.p50} | ${healthz.p99} | ${healthz.errors} | 100% | | |`);
       const logBody = () => JSON.stringify({ team_member_id: member1, seconds: 60 + Math.floor(Math.random() * 3600) });
       const loads: [string, () => string][] = [
         [`random tasks of one ${size.mediumProjectTasks}-task project`, () => `/api/tasks/${taskId(1, Math.floor(Math.random() * size.mediumProjectTasks))}/time-logs`],
         ['one single task', () => `/api/tasks/${taskId(1, 0)}/time-logs`],
       ];
+      const costs: [string, CpuPerRequest | undefined][] = [['/healthz', healthz.cpu]];
       for (const [name, pathOf] of loads) {
         const before = await throughput(() => '/healthz', 'GET', undefined, healthzSliceSeconds(duration));
-        const r = await throughput(pathOf, 'POST', logBody);
+        const r = await throughput(pathOf, 'POST', logBody, duration, child.pid);
+        costs.push([`time logs, ${name}`, r.cpu]);
         report(`| time logs, ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${shareOf(r.rps, healthz)} | ${before.rps.toFixed(0)} | ${shareOf(r.rps, before)} |`);
+      }
+      report('');
+      report('CPU per request, from /proc, in microseconds, and the highest share of `/healthz` a service that cost nothing could reach (bench/support.ts):');
+      report('');
+      report('| Load | service | PostgreSQL | rest | all | ceiling with a free service |');
+      report('|---|---:|---:|---:|---:|---:|');
+      for (const [name, cpu] of costs) {
+        if (!cpu) continue;
+        const ceiling = name === '/healthz' ? '' : ceilingOf(cpu, healthz.rps);
+        report(`| ${name} | ${cpu.service.toFixed(0)} | ${cpu.postgres.toFixed(0)} | ${cpu.rest.toFixed(0)} | ${(cpu.service + cpu.postgres + cpu.rest).toFixed(0)} | ${ceiling} |`);
       }
       notePeak();
     }

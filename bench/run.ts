@@ -4,7 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { DatabaseTarget } from '../src/db/knex';
 import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, projectId, randomTaskId } from './dataset';
-import { commandOption, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, shareOf, startService, waitReady } from './support';
+import { CpuPerRequest, ceilingOf, commandOption, cpuPerRequest, cpuTicks, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, shareOf, startService, waitReady } from './support';
 
 /*
  * npm run bench -- [--size small|full] [--backend postgres|pglite|both] [--duration 15] [--warmup 3]
@@ -61,7 +61,8 @@ const PHASES: { label: string; settings: Record<string, string>; endpoints: () =
   { label: 'with the list cache off', settings: { LIST_CACHE_MB: '0' }, endpoints: () => listEndpoints(', list cache off') },
 ];
 
-type Result = { endpoint: string; rps: number; p50: number; p99: number; errors: number; requests: number };
+/** With `cpu`, what each request cost the service, the PostgreSQL server and the rest of the machine (support.ts). */
+type Result = { endpoint: string; rps: number; p50: number; p99: number; errors: number; requests: number; cpu?: CpuPerRequest };
 
 /** An endpoint's result, and `/healthz`'s in the slice driven right before it (none for `/healthz` itself). */
 type Measured = Result & { healthzBefore?: Result };
@@ -78,8 +79,9 @@ async function checkAnswers(endpoint: Endpoint): Promise<void> {
   if (!res.ok) throw new Error(`${endpoint.name} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
 }
 
-async function drive(endpoint: Endpoint, seconds: number): Promise<Result> {
+async function drive(endpoint: Endpoint, seconds: number, servicePid?: number): Promise<Result> {
   const headers = headersOf(endpoint);
+  const before = servicePid === undefined ? undefined : cpuTicks(servicePid);
   const result = await autocannon({
     url: `http://127.0.0.1:${PORT}`,
     connections,
@@ -99,6 +101,7 @@ async function drive(endpoint: Endpoint, seconds: number): Promise<Result> {
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
     requests: result.requests.total,
+    cpu: before && servicePid !== undefined ? cpuPerRequest(before, cpuTicks(servicePid), result.requests.total) : undefined,
   };
 }
 
@@ -124,10 +127,11 @@ async function benchBackend(kind: 'postgres' | 'pglite') {
         await checkAnswers(endpoint);
         await drive(endpoint, warmup);
         const healthzBefore = endpoint === HEALTHZ ? undefined : await drive(HEALTHZ, healthzSliceSeconds(duration));
-        const result: Measured = { ...(await drive(endpoint, duration)), healthzBefore };
+        const result: Measured = { ...(await drive(endpoint, duration, child.pid)), healthzBefore };
         results.push(result);
         const before = healthzBefore ? ` (/healthz just before: ${healthzBefore.rps.toFixed(0)} req/s, errors ${healthzBefore.errors})` : '';
-        log(`  ${endpoint.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}${before}`);
+        const cpu = result.cpu ? `; CPU µs per request: service ${result.cpu.service.toFixed(0)}, PostgreSQL ${result.cpu.postgres.toFixed(0)}, rest ${result.cpu.rest.toFixed(0)}` : '';
+        log(`  ${endpoint.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}${before}${cpu}`);
       }
       clearInterval(sampler);
       const phasePeak = Math.max(peak, rssOf(child.pid as number).peak);
@@ -153,6 +157,19 @@ function markdown(run: { backend: string; results: Measured[]; rss: { start: num
     '| Endpoint | req/s | p50 ms | p99 ms | errors | share of /healthz | /healthz just before, req/s | share of it |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
+    '',
+    'CPU per request, from /proc, in microseconds: the service, the PostgreSQL server, the rest of the machine (the load',
+    'generator, the kernel); and the highest share of the first `/healthz` the endpoint could reach if the service cost',
+    'nothing, the cores left to PostgreSQL and the rest (support.ts, `ceilingOf`).',
+    '',
+    '| Endpoint | service | PostgreSQL | rest | all | ceiling with a free service |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...run.results.map((r) => {
+      if (!r.cpu) return `| ${r.endpoint} | | | | | |`;
+      const { service, postgres, rest } = r.cpu;
+      const ceiling = r === run.results[0] ? '' : ceilingOf(r.cpu, healthz.rps);
+      return `| ${r.endpoint} | ${service.toFixed(0)} | ${postgres.toFixed(0)} | ${rest.toFixed(0)} | ${(service + postgres + rest).toFixed(0)} | ${ceiling} |`;
+    }),
     '',
     `RSS of the service: ${run.rss.start.toFixed(0)} MB after start, ${run.rss.peak.toFixed(0)} MB at peak ` +
       `(${run.rss.peaks.map((mb, i) => `${mb.toFixed(0)} MB ${PHASES[i]?.label}`).join(', ')}).`,

@@ -181,3 +181,73 @@ export const healthzSliceSeconds = (seconds: number) => Math.min(seconds, HEALTH
 export function shareOf(rps: number, reference: { rps: number; errors: number }): string {
   return reference.rps > 0 && reference.errors === 0 ? `${((100 * rps) / reference.rps).toFixed(0)}%` : 'n/a';
 }
+
+/*
+ * CPU time per request, from Linux's /proc: the service's process, the PostgreSQL server's processes
+ * (the local server the bench uses), and the rest of the machine (the load generator, the kernel).
+ * On a machine whose cores also run PostgreSQL and the load generator, a share of `/healthz` is
+ * bounded by what they cost per request: even a service that cost nothing could answer no more than
+ * the cores left to them allow (`ceilingOf`).
+ */
+
+/** CPU ticks used so far: by the service's process, by every `postgres` process, by the whole machine. */
+export type CpuTicks = { service: number; postgres: number; machine: number };
+
+/** CPU microseconds per request. */
+export type CpuPerRequest = { service: number; postgres: number; rest: number };
+
+const TICKS_PER_SECOND = Number(execSync('getconf CLK_TCK', { encoding: 'utf8' }).trim()) || 100;
+
+/** utime + stime of a process, in ticks (fields 14 and 15 of /proc/<pid>/stat, counted after its name). */
+function ticksOf(pid: number | string): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0; // gone meanwhile
+  }
+}
+
+function postgresTicks(): number {
+  let ticks = 0;
+  for (const pid of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(pid)) continue;
+    try {
+      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') ticks += ticksOf(pid);
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return ticks;
+}
+
+/** Busy ticks of the whole machine: every field of /proc/stat's cpu line but idle and iowait. */
+function machineTicks(): number {
+  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
+  return fields.reduce((sum, value, i) => (i === 3 || i === 4 ? sum : sum + value), 0);
+}
+
+export function cpuTicks(servicePid: number): CpuTicks {
+  return { service: ticksOf(servicePid), postgres: postgresTicks(), machine: machineTicks() };
+}
+
+/** What `requests` cost on average between two readings, in CPU microseconds each. */
+export function cpuPerRequest(before: CpuTicks, after: CpuTicks, requests: number): CpuPerRequest | undefined {
+  if (requests <= 0) return undefined;
+  const micros = (ticks: number) => (ticks * 1e6) / TICKS_PER_SECOND / requests;
+  const service = micros(after.service - before.service);
+  const postgres = micros(after.postgres - before.postgres);
+  return { service, postgres, rest: Math.max(0, micros(after.machine - before.machine) - service - postgres) };
+}
+
+/**
+ * The highest share of `/healthz` (at `healthzRps`) an endpoint could reach with a service that cost
+ * no CPU at all: the machine's cores spent only on PostgreSQL and the rest, at what they cost per
+ * request of it.
+ */
+export function ceilingOf(cpu: CpuPerRequest | undefined, healthzRps: number): string {
+  const others = cpu ? cpu.postgres + cpu.rest : 0;
+  if (others <= 0 || healthzRps <= 0) return 'n/a';
+  return `${((100 * (os.cpus().length * 1e6)) / others / healthzRps).toFixed(0)}%`;
+}
