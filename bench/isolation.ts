@@ -19,7 +19,8 @@ import { CpuPerRequest, ceilingOf, commandOption, cpuPerRequest, cpuTicks, healt
  *     each followed by the project's list (where a lazy recomputation would be paid); then dry runs
  *     of rate changes (POST /rate-card/preview) and a list over a date range.
  *  3. Time-log POSTs on random tasks of one project and on one single task, against /healthz's own
- *     throughput at the same concurrency.
+ *     throughput at the same concurrency (after the background work the scenarios before left), with
+ *     each load's CPU per request (support.ts).
  *  4. Two teams: team B sends 600 time-log POSTs at once on one task while team A keeps reading its
  *     projects; A's latency against A's idle latency, A's 5xx, B's answers (no request may hang).
  * The service's peak RSS (VmHWM) over the whole run closes the report.
