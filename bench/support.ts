@@ -183,11 +183,13 @@ export function shareOf(rps: number, reference: { rps: number; errors: number })
 }
 
 /*
- * CPU time per request, from Linux's /proc: the service's process, the PostgreSQL server's processes
- * (the local server the bench uses), and the rest of the machine (the load generator, the kernel).
- * On a machine whose cores also run PostgreSQL and the load generator, a share of `/healthz` is
- * bounded by what they cost per request: even a service that cost nothing could answer no more than
- * the cores left to them allow (`ceilingOf`).
+ * CPU time per request, from Linux's /proc: the service's process, the PostgreSQL server's processes,
+ * and the rest of the machine (the load generator in the harness's process, the kernel, any other
+ * process). On a machine whose cores also run PostgreSQL and the load generator, a share of `/healthz`
+ * is bounded by what they cost per request: even a service that cost nothing could answer no more
+ * than the cores left to them allow (`ceilingOf`). Measured only against a PostgreSQL server on this
+ * machine (`cpuMeasured`), and meaningful while it serves nothing but the benchmark: every process
+ * named `postgres` counts as its.
  */
 
 /** CPU ticks used so far: by the service's process, by every `postgres` process, by the whole machine. */
@@ -196,58 +198,92 @@ export type CpuTicks = { service: number; postgres: number; machine: number };
 /** CPU microseconds per request. */
 export type CpuPerRequest = { service: number; postgres: number; rest: number };
 
-const TICKS_PER_SECOND = Number(execSync('getconf CLK_TCK', { encoding: 'utf8' }).trim()) || 100;
+function ticksPerSecond(): number {
+  try {
+    return Number(execSync('getconf CLK_TCK', { encoding: 'utf8' }).trim()) || 100;
+  } catch {
+    return 100; // USER_HZ on every Linux build here
+  }
+}
+const TICKS_PER_SECOND = ticksPerSecond();
 
-/** utime + stime of a process, in ticks (fields 14 and 15 of /proc/<pid>/stat, counted after its name). */
-function ticksOf(pid: number | string): number {
+/** The fields of /proc/<pid>/stat after the process's name: [0] is the line's third field (its state). */
+function statFields(pid: number | string): string[] | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]);
+    return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   } catch {
-    return 0; // gone meanwhile
+    return undefined; // gone meanwhile
   }
 }
 
+/** utime + stime of a process (the line's fields 14 and 15), in ticks; NaN when it is gone. */
+function ticksOf(pid: number | string): number {
+  const fields = statFields(pid);
+  return fields ? Number(fields[11]) + Number(fields[12]) : NaN;
+}
+
+/**
+ * Ticks of every `postgres` process; the server's first process (the postmaster, whose parent is no
+ * `postgres`) also counts what its exited children used (cutime and cstime, the line's fields 16 and
+ * 17), so a backend that ends between two readings moves its time there instead of out of the sum.
+ */
 function postgresTicks(): number {
-  let ticks = 0;
+  const processes = new Map<string, string[]>();
   for (const pid of fs.readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
-      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres') ticks += ticksOf(pid);
+      if (fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() !== 'postgres') continue;
     } catch {
-      // gone meanwhile
+      continue; // gone meanwhile
     }
+    const fields = statFields(pid);
+    if (fields) processes.set(pid, fields);
+  }
+  let ticks = 0;
+  for (const fields of processes.values()) {
+    ticks += Number(fields[11]) + Number(fields[12]);
+    if (!processes.has(fields[1] as string)) ticks += Number(fields[13]) + Number(fields[14]);
   }
   return ticks;
 }
 
-/** Busy ticks of the whole machine: every field of /proc/stat's cpu line but idle and iowait. */
+/**
+ * Busy ticks of the whole machine: user, nice, system, irq and softirq of /proc/stat's cpu line (not
+ * idle, iowait, or steal, the time the hypervisor gave to other machines; guest time is in user).
+ */
 function machineTicks(): number {
-  const fields = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1, 9).map(Number);
-  return fields.reduce((sum, value, i) => (i === 3 || i === 4 ? sum : sum + value), 0);
+  const [user, nice, system, , , irq, softirq] = fs.readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+  return (user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0);
+}
+
+/** Whether CPU per request is measured: on Linux, against a PostgreSQL server on this machine. */
+export function cpuMeasured(target: DatabaseTarget): boolean {
+  if (target.kind !== 'postgres' || !fs.existsSync('/proc/stat')) return false;
+  const host = new URL(target.url).hostname;
+  return host === '' || host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
 }
 
 export function cpuTicks(servicePid: number): CpuTicks {
   return { service: ticksOf(servicePid), postgres: postgresTicks(), machine: machineTicks() };
 }
 
-/** What `requests` cost on average between two readings, in CPU microseconds each. */
+/** What `requests` cost on average between two readings, in CPU microseconds each (none if the service went away). */
 export function cpuPerRequest(before: CpuTicks, after: CpuTicks, requests: number): CpuPerRequest | undefined {
-  if (requests <= 0) return undefined;
+  if (requests <= 0 || Number.isNaN(before.service) || Number.isNaN(after.service)) return undefined;
   const micros = (ticks: number) => (ticks * 1e6) / TICKS_PER_SECOND / requests;
   const service = micros(after.service - before.service);
-  const postgres = micros(after.postgres - before.postgres);
+  const postgres = micros(Math.max(0, after.postgres - before.postgres));
   return { service, postgres, rest: Math.max(0, micros(after.machine - before.machine) - service - postgres) };
 }
 
 /**
- * The highest share of `/healthz` (at `healthzRps`) an endpoint could reach with a service that cost
- * no CPU at all: the machine's cores spent only on PostgreSQL and the rest, at what they cost per
- * request of it.
+ * The highest share of `/healthz` (`healthz`, a load without errors) an endpoint could reach with a
+ * service that cost no CPU at all: the machine's cores spent only on PostgreSQL and the rest, at what
+ * they cost per request of it.
  */
-export function ceilingOf(cpu: CpuPerRequest | undefined, healthzRps: number): string {
+export function ceilingOf(cpu: CpuPerRequest | undefined, healthz: { rps: number; errors: number }): string {
   const others = cpu ? cpu.postgres + cpu.rest : 0;
-  if (others <= 0 || healthzRps <= 0) return 'n/a';
-  return `${((100 * (os.cpus().length * 1e6)) / others / healthzRps).toFixed(0)}%`;
+  if (others <= 0 || healthz.rps <= 0 || healthz.errors > 0) return 'n/a';
+  return `${((100 * (os.cpus().length * 1e6)) / others / healthz.rps).toFixed(0)}%`;
 }
