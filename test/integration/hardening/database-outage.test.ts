@@ -132,10 +132,30 @@ describeOnServer('database outage (PostgreSQL)', () => {
     await api.as(undefined).get('/readyz').expect(200);
   });
 
-  it('answers 503 while the database hangs (connections open, nothing answered), and recovers when it answers again', async () => {
-    const limited = createDb({ kind: 'postgres', url: proxyUrl(), statementTimeoutMs: 500 }, createLogger('silent'));
+  /**
+   * An app on a database reached through the proxy with `limits`, for `use`; the proxy is thawed and the
+   * database closed after, whatever happened.
+   */
+  async function withLimitedDb(limits: { statementTimeoutMs: number; poolMax?: number }, use: (api: Api) => Promise<void>) {
+    const limited = createDb({ kind: 'postgres', url: proxyUrl(), ...limits }, createLogger('silent'));
     try {
-      const api = new Api(createApp({ db: limited, logger: createLogger('silent') }), token);
+      await use(new Api(createApp({ db: limited, logger: createLogger('silent') }), token));
+    } finally {
+      proxy.thaw();
+      await limited.destroy();
+    }
+  }
+
+  /** Thaws the proxy; requests succeed again by themselves (polled: jest's timeout is the bound). */
+  async function recovers(api: Api) {
+    proxy.thaw();
+    let status = 0;
+    while (status !== 200) status = (await api.get('/api/job-roles')).status;
+    expect(status).toBe(200);
+  }
+
+  it('answers 503 while the database hangs (connections open, nothing answered), and recovers when it answers again', async () => {
+    await withLimitedDb({ statementTimeoutMs: 500 }, async (api) => {
       await api.get('/api/job-roles').expect(200);
       const project = (await api.post('/api/projects', { name: 'Frozen', currency: 'EUR' }).expect(201)).body.body;
       const task = (await api.post(`/api/projects/${project.id}/tasks`, { name: 'T', estimated_hours: 1 }).expect(201)).body.body;
@@ -148,15 +168,25 @@ describeOnServer('database outage (PostgreSQL)', () => {
       expect(frozen.headers['retry-after']).toBe('1');
       expect(frozenBreakdown.status).toBe(503);
       expect(frozenBreakdown.headers['retry-after']).toBe('1');
-      proxy.thaw();
-      let status = 0;
-      while (status !== 200) status = (await api.get('/api/job-roles')).status;
-      expect(status).toBe(200);
-    } finally {
-      proxy.thaw();
-      await limited.destroy();
-    }
+      await recovers(api);
+    });
   });
+
+  it('gives up a statement the hung server never answers, and replaces its connection', async () => {
+    // One pooled connection, open before the freeze: the request after it runs there, where only the
+    // read deadline (db/read-deadline.ts: the statement timeout plus 5 s) ends its wait. A new
+    // connection would instead end in the pool's acquire timeout, with another message.
+    await withLimitedDb({ statementTimeoutMs: 200, poolMax: 1 }, async (api) => {
+      await api.get('/api/job-roles').expect(200);
+      proxy.freeze();
+      const hung = await api.get('/api/job-roles');
+      expect(hung.status).toBe(503);
+      expect(hung.body.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The database did not answer in time; try again shortly' });
+      // The connection given up was closed; the pool opens another.
+      await recovers(api);
+    });
+    // Without the deadline the request would wait for good: jest's bound for this test, far past 5.2 s.
+  }, 120_000);
 
   it('suspends the token cache while its revocation listener is cut off, and resumes once it reconnects', async () => {
     // An hour: only the listener's state, never the entry's age, can empty it during the test.
