@@ -669,6 +669,13 @@ export type StoredBreakdownRow = {
   current: boolean;
   /** The service clock's instant the row was read at, whose day `current` was checked for. */
   read_at: string;
+  /**
+   * The breakdown's answer, encoded by the first request that answers from this row (finance.service's
+   * getBreakdown): the requests that share the row share it. The big task's answer is 118 KB, and
+   * encoding it once per request set off a full garbage collection every 100 ms (BENCHMARKS.md,
+   * fifteenth run).
+   */
+  answer?: Buffer;
 };
 
 /** SQL: whether a stored labor row's (l) breakdown parts are of its project's (pf: project_figures) parts version. */
@@ -722,7 +729,8 @@ const readStoredBreakdowns: ReadAll<StoredBreakdownKey, StoredBreakdownRow> = as
 /**
  * A non-archived task's breakdown from its stored labor row, read together with the others asked for
  * in the same turn of the event loop (db/batched-reads.ts): random breakdowns under load share their
- * round trips to the database, and requests for one task in one turn share its row (read-only).
+ * round trips to the database, and requests for one task in one turn share its row (read-only but for
+ * its `answer`, which they share too).
  */
 const readStoredBreakdown = batchedReads(readStoredBreakdowns, { identify: (key) => `${key.teamId} ${key.taskId}` });
 export function storedBreakdown(db: Knex, key: StoredBreakdownKey): Promise<StoredBreakdownRow | undefined> {

@@ -26,9 +26,9 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter, 
     const id = parseId(req.params.id);
     const query = parseQuery(breakdownQuery, req.query);
     const teamId = actorOf(req).teamId;
-    const { financeVersion, body, staleProject } = await service.getBreakdown(db, teamId, id, query.include_subtasks, query);
+    const { financeVersion, answer, staleProject } = await service.getBreakdown(db, teamId, id, query.include_subtasks, query);
     res.setHeader('ETag', service.etagOf(financeVersion));
-    sendSuccess(res, body);
+    sendJsonBytes(res, 200, answer);
     if (refreshBehind && staleProject) {
       // Behind the answer, for no request: its client may leave at once without stopping it.
       outsideRequests(() => bringCurrent(db, teamId, staleProject, nowIso())).catch((err: unknown) =>

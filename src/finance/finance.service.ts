@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { groupBy, groupByInTurns } from '../group-by';
 import type { Actor } from '../auth/roles';
 import { AppError, notFound } from '../http/errors';
-import { JsonText, jsonArrayInTurns, numericJson } from '../http/respond';
+import { JsonText, jsonArrayInTurns, jsonBytes, numericJson, successEnvelope } from '../http/respond';
 import { checkAmountDecimals } from '../http/validate';
 import type { ProjectRow } from '../projects/projects.repository';
 import { getProject, presentProject } from '../projects/projects.service';
@@ -81,16 +81,18 @@ export async function getBreakdown(
   taskId: string,
   includeSubtasks: boolean,
   range: repo.DayRange = {},
-): Promise<{ financeVersion: number; body: unknown; staleProject?: string }> {
-  if (hasRange(range)) return computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso(), range);
-  if (includeSubtasks) return computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso());
+): Promise<{ financeVersion: number; answer: Buffer; staleProject?: string }> {
+  const encoded = ({ financeVersion, body }: { financeVersion: number; body: unknown }) => ({ financeVersion, answer: jsonBytes(successEnvelope(body)) });
+  if (hasRange(range)) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso(), range));
+  if (includeSubtasks) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso()));
   const row = await repo.storedBreakdown(db, { teamId, taskId });
   if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
   if (row.current && row.members_json !== null && row.grouped_members_json !== null) {
-    return {
-      financeVersion: row.finance_version,
-      body: { task: storedSummary(row), grouped_members: new JsonText(row.grouped_members_json), members: new JsonText(row.members_json) },
-    };
+    // Requests for one task in one turn share its row (repo.storedBreakdown), and its answer: encoded once.
+    row.answer ??= jsonBytes(
+      successEnvelope({ task: storedSummary(row), grouped_members: new JsonText(row.grouped_members_json), members: new JsonText(row.members_json) }),
+    );
+    return { financeVersion: row.finance_version, answer: row.answer };
   }
   // On the day the row was found out of date (or without parts) for.
   const computed = await computedBreakdown(db, teamId, taskId, false, row.read_at);
@@ -98,7 +100,7 @@ export async function getBreakdown(
     await repo.storeBreakdownParts(db, teamId, [{ task_id: row.id, version: row.labor_version, parts_version: row.parts_version, ...breakdownParts(computed.finance) }]);
   }
   // Out of date: the caller may bring the project current behind the answer (finance.router.ts).
-  return { financeVersion: computed.financeVersion, body: computed.body, staleProject: row.current ? undefined : row.project_id };
+  return { ...encoded(computed), staleProject: row.current ? undefined : row.project_id };
 }
 
 export function matchesIfMatch(header: string | undefined, version: number): boolean {
