@@ -2,17 +2,22 @@ import type { Knex } from 'knex';
 
 /*
  * A PostgreSQL server that stops answering altogether (a frozen connection: its socket open, nothing
- * sent back) is bounded on the client. A statement still unanswered `ms` after it was sent fails with
- * "Query read timeout" (503, http/error-handler.ts), and its connection is closed, so the pool
- * replaces it rather than queue more statements behind one that will not finish. The server's own
- * statement_timeout cancels every statement before this (knex.ts sets the bound a few seconds past it).
+ * sent back) is bounded on the client. A statement still unanswered `ms` after it was handed to the
+ * driver fails, and so does every other statement of its connection, which is closed: the pool
+ * replaces it rather than queue more statements behind one that will not finish. The request answers
+ * 503 (http/error-handler.ts: "Query read timeout", or the lost connection when its transaction then
+ * rolls back). knex.ts sets the bound 5 s past the server's statement_timeout, which cancels a
+ * statement that runs too long on the server; this one also counts the time a statement waits behind
+ * another of its connection and its transfer. Opening a connection is bounded by the pool's acquire
+ * timeout instead (knex.ts).
  *
  * One sweep over the statements in flight, a few times a second, does this: not node-postgres's
  * query_timeout, which arms a timer per statement. With that timer, the results of most statements
- * outlived the heap's young generation: under random breakdowns, 396 MB of them were promoted in 11 s
- * and collected by 32 full collections, against 6 MB and 2 with the sweep (each breakdown's 23 KB of
- * stored parts among them); p99 16 against 7 ms (BENCHMARKS.md, fifteenth run). Why a timer per
- * statement keeps them alive was not found: a pending timer alone did it in a small script.
+ * outlived the heap's young generation: under random breakdowns, 397-471 MB of them were promoted in
+ * 8 s and collected by 32-41 full collections, against 6 MB and 2 with the sweep (each breakdown's
+ * 23 KB of stored parts among them); p99 15-16 against 6 ms in the main bench (BENCHMARKS.md,
+ * fifteenth run). Why a timer per statement keeps them alive was not found: in a small script, one
+ * pending timer did it.
  */
 
 /** A node-postgres client of the pool: its query method and the socket under it. */

@@ -136,10 +136,10 @@ describeOnServer('database outage (PostgreSQL)', () => {
    * An app on a database reached through the proxy with `limits`, for `use`; the proxy is thawed and the
    * database closed after, whatever happened.
    */
-  async function withLimitedDb(limits: { statementTimeoutMs: number; poolMax?: number }, use: (api: Api) => Promise<void>) {
+  async function withLimitedDb(limits: { statementTimeoutMs: number; poolMax?: number }, use: (api: Api, limited: Db) => Promise<void>) {
     const limited = createDb({ kind: 'postgres', url: proxyUrl(), ...limits }, createLogger('silent'));
     try {
-      await use(new Api(createApp({ db: limited, logger: createLogger('silent') }), token));
+      await use(new Api(createApp({ db: limited, logger: createLogger('silent') }), token), limited);
     } finally {
       proxy.thaw();
       await limited.destroy();
@@ -176,16 +176,20 @@ describeOnServer('database outage (PostgreSQL)', () => {
     // One pooled connection, open before the freeze: the request after it runs there, where only the
     // read deadline (db/read-deadline.ts: the statement timeout plus 5 s) ends its wait. A new
     // connection would instead end in the pool's acquire timeout, with another message.
-    await withLimitedDb({ statementTimeoutMs: 200, poolMax: 1 }, async (api) => {
+    await withLimitedDb({ statementTimeoutMs: 1_000, poolMax: 1 }, async (api, limited) => {
+      const backendOf = async () => (await limited.raw('select pg_backend_pid() as pid')).rows[0].pid as number;
+      const before = await backendOf();
       await api.get('/api/job-roles').expect(200);
       proxy.freeze();
       const hung = await api.get('/api/job-roles');
       expect(hung.status).toBe(503);
       expect(hung.body.error).toEqual({ code: 'SERVICE_UNAVAILABLE', message: 'The database did not answer in time; try again shortly' });
-      // The connection given up was closed; the pool opens another.
       await recovers(api);
+      // The connection given up was closed, not left in the pool to finish its statement: another one
+      // (another server process) answers now.
+      expect(await backendOf()).not.toBe(before);
     });
-    // Without the deadline the request would wait for good: jest's bound for this test, far past 5.2 s.
+    // Without the deadline the request would wait for good: this test's bound, far past 6 s, fails it.
   }, 120_000);
 
   it('suspends the token cache while its revocation listener is cut off, and resumes once it reconnects', async () => {
