@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { PgConnection, watchStatements } from './statements';
 
 /*
  * A PostgreSQL server that stops answering altogether (a frozen connection: its socket open, nothing
@@ -20,14 +21,8 @@ import type { Knex } from 'knex';
  * pending timer did it.
  */
 
-/** A node-postgres client of the pool: its query method and the socket under it. */
-type PgClient = {
-  query: (config: unknown, callback?: unknown) => unknown;
-  connection?: { stream?: { destroy(error?: Error): void } };
-};
-
 /** A statement sent and not yet answered, by when it must be. */
-type InFlight = { client: PgClient; deadline: number };
+type InFlight = { client: PgConnection; deadline: number };
 
 /** How often the statements in flight are looked at: a statement fails at most this late. */
 const SWEEP_MS = 250;
@@ -51,25 +46,13 @@ const bounded = new WeakSet<object>();
  * answer (0: no bound). The sweep runs while the process does, never keeping it alive.
  */
 export function boundReads(db: Knex, ms: number): Knex {
-  const client = db.client as { acquireRawConnection(): Promise<PgClient> };
-  if (ms <= 0 || bounded.has(client)) return db;
-  bounded.add(client);
+  if (ms <= 0 || bounded.has(db.client as object)) return db;
+  bounded.add(db.client as object);
   sweeper ??= setInterval(sweep, SWEEP_MS).unref();
-  const acquire = client.acquireRawConnection.bind(client);
-  client.acquireRawConnection = async () => {
-    const connection = await acquire();
-    const query = connection.query.bind(connection);
-    connection.query = (config, callback) => {
-      // knex and db/hot-query.ts always pass a callback; anything else goes on unbounded.
-      if (typeof callback !== 'function') return query(config, callback);
-      const statement: InFlight = { client: connection, deadline: performance.now() + ms };
-      inFlight.add(statement);
-      return query(config, (...args: unknown[]) => {
-        inFlight.delete(statement);
-        (callback as (...answer: unknown[]) => void)(...args);
-      });
-    };
-    return connection;
-  };
+  watchStatements(db, (connection) => {
+    const statement: InFlight = { client: connection, deadline: performance.now() + ms };
+    inFlight.add(statement);
+    return () => inFlight.delete(statement);
+  });
   return db;
 }

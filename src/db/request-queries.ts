@@ -1,6 +1,7 @@
 import { AsyncLocalStorage, AsyncResource } from 'node:async_hooks';
 import type { NextFunction, Request, Response } from 'express';
 import type { Knex } from 'knex';
+import { PgConnection, watchStatements } from './statements';
 
 /*
  * A query whose client has gone away is cancelled on the server, not left running for minutes.
@@ -17,10 +18,6 @@ import type { Knex } from 'knex';
  * PostgreSQL server only: PGlite runs one statement at a time in this process and cannot be
  * interrupted, so there the scope is a no-op.
  */
-type PgConnection = {
-  processID?: number;
-  query: (config: { text?: string }, callback?: (...args: unknown[]) => void) => unknown;
-};
 
 /** A request's statements running now, and whether its client has left (before its response was complete). */
 type Scope = { running: Map<PgConnection, string>; gone: boolean };
@@ -31,26 +28,16 @@ const tracked = new WeakSet<object>();
 /** Whether `db` talks to a PostgreSQL server through node-postgres (not to the embedded PGlite). */
 export const onPostgresServer = (db: Knex): boolean => tracked.has(db.client as object);
 
-/** Wraps the pool's connections of a PostgreSQL knex so each statement is recorded in its request's scope. */
+/** Records each statement of a PostgreSQL knex's pooled connections in its request's scope (db/statements.ts). */
 export function trackRequestQueries(db: Knex): Knex {
-  const client = db.client as { acquireRawConnection(): Promise<PgConnection> };
-  if (tracked.has(client)) return db;
-  tracked.add(client);
-  const acquire = client.acquireRawConnection.bind(client);
-  client.acquireRawConnection = async () => {
-    const connection = await acquire();
-    const query = connection.query.bind(connection);
-    connection.query = (config, callback) => {
-      const scope = scopes.getStore();
-      if (!scope || typeof callback !== 'function' || typeof config?.text !== 'string') return query(config, callback);
-      scope.running.set(connection, config.text);
-      return query(config, (...args: unknown[]) => {
-        scope.running.delete(connection);
-        callback(...args);
-      });
-    };
-    return connection;
-  };
+  if (tracked.has(db.client as object)) return db;
+  tracked.add(db.client as object);
+  watchStatements(db, (connection, config) => {
+    const scope = scopes.getStore();
+    if (!scope || typeof config?.text !== 'string') return undefined;
+    scope.running.set(connection, config.text);
+    return () => scope.running.delete(connection);
+  });
   return db;
 }
 
