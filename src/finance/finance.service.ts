@@ -67,6 +67,9 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
   };
 }
 
+/** A computed breakdown's answer: its success envelope, encoded. */
+const encoded = ({ financeVersion, body }: { financeVersion: number; body: unknown }) => ({ financeVersion, answer: jsonBytes(successEnvelope(body)) });
+
 /**
  * A task's breakdown. Alone and over all days, it is one read of the task and its stored labor row
  * (in one statement with the other breakdowns asked for meanwhile, finance.repository.ts) when its
@@ -82,7 +85,6 @@ export async function getBreakdown(
   includeSubtasks: boolean,
   range: repo.DayRange = {},
 ): Promise<{ financeVersion: number; answer: Buffer; staleProject?: string }> {
-  const encoded = ({ financeVersion, body }: { financeVersion: number; body: unknown }) => ({ financeVersion, answer: jsonBytes(successEnvelope(body)) });
   if (hasRange(range)) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso(), range));
   if (includeSubtasks) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso()));
   const row = await repo.storedBreakdown(db, { teamId, taskId });
