@@ -4,7 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { BENCH_TOKEN, SIZES, Size, projectId, taskId } from './dataset';
 import { createDb } from '../src/db/knex';
-import { CpuPerRequest, ceilingOf, commandOption, cpuMeasured, cpuPerRequest, cpuTicks, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, settle, shareOf, startService, waitReady } from './support';
+import { CpuPerRequest, commandOption, cpuMeasured, cpuMeter, cpuTable, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, settle, shareOf, startService, waitReady } from './support';
 
 /*
  * npm run bench:isolation -- [--size small|full] [--connections 10] [--duration 10]
@@ -127,9 +127,9 @@ function spread(times: readonly number[]): string {
   return `${ms(sorted[Math.floor(sorted.length / 2)] ?? 0)} (${(sorted[0] ?? 0).toFixed(0)}-${(sorted[sorted.length - 1] ?? 0).toFixed(0)})`;
 }
 
-/** With `servicePid`, also what each request cost in CPU (support.ts's cpuPerRequest). */
+/** With `servicePid`, also what each request cost in CPU (support.ts's cpuMeter). */
 async function throughput(pathOf: () => string, method: 'GET' | 'POST', body?: () => string, seconds = duration, servicePid?: number) {
-  const before = servicePid === undefined ? undefined : cpuTicks(servicePid);
+  const cpu = cpuMeter(servicePid);
   const result = await autocannon({
     url: BASE,
     connections,
@@ -142,8 +142,7 @@ async function throughput(pathOf: () => string, method: 'GET' | 'POST', body?: (
       },
     ],
   });
-  const cpu = before && servicePid !== undefined ? cpuPerRequest(before, cpuTicks(servicePid), result.requests.total) : undefined;
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx, cpu };
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx, cpu: cpu(result.requests.total) };
 }
 
 /**
@@ -355,26 +354,15 @@ async function main() {
         [`random tasks of one ${size.mediumProjectTasks}-task project`, () => `/api/tasks/${taskId(1, Math.floor(Math.random() * size.mediumProjectTasks))}/time-logs`],
         ['one single task', () => `/api/tasks/${taskId(1, 0)}/time-logs`],
       ];
-      const costs: [string, CpuPerRequest | undefined][] = [['/healthz', healthz.cpu]];
+      const costs: { name: string; cpu?: CpuPerRequest }[] = [{ name: '/healthz', cpu: healthz.cpu }];
       for (const [name, pathOf] of loads) {
         const before = await throughput(() => '/healthz', 'GET', undefined, healthzSliceSeconds(duration));
         const r = await throughput(pathOf, 'POST', logBody, duration, servicePid);
-        costs.push([`time logs, ${name}`, r.cpu]);
+        costs.push({ name: `time logs, ${name}`, cpu: r.cpu });
         report(`| time logs, ${name} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${shareOf(r.rps, healthz)} | ${before.rps.toFixed(0)} | ${shareOf(r.rps, before)} |`);
       }
-      if (costs.some(([, cpu]) => cpu)) {
-        report('');
-        report('CPU per request, from /proc, in microseconds (the rest: the load generator, the kernel, any other process), and');
-        report('the highest share of `/healthz` a service that cost nothing could reach (bench/support.ts):');
-        report('');
-        report('| Load | service | PostgreSQL | rest | all | ceiling with a free service |');
-        report('|---|---:|---:|---:|---:|---:|');
-        for (const [name, cpu] of costs) {
-          if (!cpu) continue;
-          const ceiling = name === '/healthz' ? '' : ceilingOf(cpu, healthz);
-          report(`| ${name} | ${cpu.service.toFixed(0)} | ${cpu.postgres.toFixed(0)} | ${cpu.rest.toFixed(0)} | ${(cpu.service + cpu.postgres + cpu.rest).toFixed(0)} | ${ceiling} |`);
-        }
-      }
+      const cpuLines = cpuTable(costs, healthz);
+      if (cpuLines.length > 0) for (const line of ['', ...cpuLines]) report(line);
       notePeak();
     }
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { DatabaseTarget } from '../src/db/knex';
 import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, projectId, randomTaskId } from './dataset';
-import { CpuPerRequest, ceilingOf, commandOption, cpuMeasured, cpuPerRequest, cpuTicks, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, shareOf, startService, waitReady } from './support';
+import { CpuPerRequest, commandOption, cpuMeasured, cpuMeter, cpuTable, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, shareOf, startService, waitReady } from './support';
 
 /*
  * npm run bench -- [--size small|full] [--backend postgres|pglite|both] [--duration 15] [--warmup 3]
@@ -81,7 +81,7 @@ async function checkAnswers(endpoint: Endpoint): Promise<void> {
 
 async function drive(endpoint: Endpoint, seconds: number, servicePid?: number): Promise<Result> {
   const headers = headersOf(endpoint);
-  const before = servicePid === undefined ? undefined : cpuTicks(servicePid);
+  const cpu = cpuMeter(servicePid);
   const result = await autocannon({
     url: `http://127.0.0.1:${PORT}`,
     connections,
@@ -101,7 +101,7 @@ async function drive(endpoint: Endpoint, seconds: number, servicePid?: number): 
     p99: result.latency.p99,
     errors: result.errors + result.timeouts + result.non2xx,
     requests: result.requests.total,
-    cpu: before && servicePid !== undefined ? cpuPerRequest(before, cpuTicks(servicePid), result.requests.total) : undefined,
+    cpu: cpu(result.requests.total),
   };
 }
 
@@ -147,25 +147,6 @@ async function benchBackend(kind: 'postgres' | 'pglite') {
   return { backend: kind, results, rss };
 }
 
-/** CPU per request of each endpoint (support.ts), and its ceiling against the first `/healthz`. */
-function cpuTable(results: readonly Measured[], healthz: { rps: number; errors: number }): string[] {
-  return [
-    'CPU per request, from /proc, in microseconds: the service, the PostgreSQL server, the rest of the machine (the load',
-    'generator, the kernel, any other process); and the highest share of the first `/healthz` the endpoint could reach if',
-    'the service cost nothing, the cores left to PostgreSQL and the rest (support.ts, `ceilingOf`).',
-    '',
-    '| Endpoint | service | PostgreSQL | rest | all | ceiling with a free service |',
-    '|---|---:|---:|---:|---:|---:|',
-    ...results.map((r) => {
-      if (!r.cpu) return `| ${r.endpoint} | | | | | |`;
-      const { service, postgres, rest } = r.cpu;
-      const ceiling = r === results[0] ? '' : ceilingOf(r.cpu, healthz);
-      return `| ${r.endpoint} | ${service.toFixed(0)} | ${postgres.toFixed(0)} | ${rest.toFixed(0)} | ${(service + postgres + rest).toFixed(0)} | ${ceiling} |`;
-    }),
-    '',
-  ];
-}
-
 function markdown(run: { backend: string; results: Measured[]; rss: { start: number; peak: number; peaks: number[] } }): string {
   const healthz = run.results[0] ?? { rps: 0, errors: 0 };
   const rows = run.results.map((r) => {
@@ -179,7 +160,7 @@ function markdown(run: { backend: string; results: Measured[]; rss: { start: num
     '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
-    ...(run.results.some((r) => r.cpu) ? cpuTable(run.results, healthz) : []),
+    ...cpuTable(run.results.map((r) => ({ name: r.endpoint, cpu: r.cpu })), healthz),
     `RSS of the service: ${run.rss.start.toFixed(0)} MB after start, ${run.rss.peak.toFixed(0)} MB at peak ` +
       `(${run.rss.peaks.map((mb, i) => `${mb.toFixed(0)} MB ${PHASES[i]?.label}`).join(', ')}).`,
     '',

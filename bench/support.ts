@@ -264,12 +264,22 @@ export function cpuMeasured(target: DatabaseTarget): boolean {
   return host === '' || host === 'localhost' || host === '127.0.0.1' || host === '[::1]';
 }
 
-export function cpuTicks(servicePid: number): CpuTicks {
+function cpuTicks(servicePid: number): CpuTicks {
   return { service: ticksOf(servicePid), postgres: postgresTicks(), machine: machineTicks() };
 }
 
+/**
+ * Starts measuring CPU for a load (none without `servicePid`): the function returned gives what the
+ * `requests` made since cost each, once the load is over.
+ */
+export function cpuMeter(servicePid: number | undefined): (requests: number) => CpuPerRequest | undefined {
+  if (servicePid === undefined) return () => undefined;
+  const before = cpuTicks(servicePid);
+  return (requests) => cpuPerRequest(before, cpuTicks(servicePid), requests);
+}
+
 /** What `requests` cost on average between two readings, in CPU microseconds each (none if the service went away). */
-export function cpuPerRequest(before: CpuTicks, after: CpuTicks, requests: number): CpuPerRequest | undefined {
+function cpuPerRequest(before: CpuTicks, after: CpuTicks, requests: number): CpuPerRequest | undefined {
   if (requests <= 0 || Number.isNaN(before.service) || Number.isNaN(after.service)) return undefined;
   const micros = (ticks: number) => (ticks * 1e6) / TICKS_PER_SECOND / requests;
   const service = micros(after.service - before.service);
@@ -282,8 +292,31 @@ export function cpuPerRequest(before: CpuTicks, after: CpuTicks, requests: numbe
  * service that cost no CPU at all: the machine's cores spent only on PostgreSQL and the rest, at what
  * they cost per request of it.
  */
-export function ceilingOf(cpu: CpuPerRequest | undefined, healthz: { rps: number; errors: number }): string {
+function ceilingOf(cpu: CpuPerRequest | undefined, healthz: { rps: number; errors: number }): string {
   const others = cpu ? cpu.postgres + cpu.rest : 0;
   if (others <= 0 || healthz.rps <= 0 || healthz.errors > 0) return 'n/a';
   return `${((100 * (os.cpus().length * 1e6)) / others / healthz.rps).toFixed(0)}%`;
+}
+
+/**
+ * A report's table of CPU per request: a row for each load measured (`/healthz` first, the reference:
+ * no ceiling of its own), the others with their ceiling against `healthz`.
+ */
+export function cpuTable(loads: readonly { name: string; cpu?: CpuPerRequest }[], healthz: { rps: number; errors: number }): string[] {
+  const rows = loads.flatMap(({ name, cpu }, i) => {
+    if (!cpu) return [];
+    const ceiling = i === 0 ? '' : ceilingOf(cpu, healthz);
+    return [`| ${name} | ${cpu.service.toFixed(0)} | ${cpu.postgres.toFixed(0)} | ${cpu.rest.toFixed(0)} | ${(cpu.service + cpu.postgres + cpu.rest).toFixed(0)} | ${ceiling} |`];
+  });
+  if (rows.length === 0) return [];
+  return [
+    'CPU per request, from /proc, in microseconds: the service, the PostgreSQL server, the rest of the machine (the load',
+    'generator, the kernel, any other process); and the highest share of the first `/healthz` the load could reach if the',
+    'service cost nothing, the cores left to PostgreSQL and the rest (bench/support.ts).',
+    '',
+    '| Load | service | PostgreSQL | rest | all | ceiling with a free service |',
+    '|---|---:|---:|---:|---:|---:|',
+    ...rows,
+    '',
+  ];
 }
