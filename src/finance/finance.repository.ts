@@ -154,16 +154,21 @@ const RATE_PERIODS = (source: string) => `
 /**
  * SQL, CTEs over :projectId: `project_today (day)`, today in its time zone at the service clock's
  * instant :now; `role_period` and `rate_period`, each dated role and rate entry as the days it is in
- * force (from its day until the next entry's; a member's first role from 1970-01-01). The one place
- * that says which role and rate hold on a day.
+ * force (from its day until the next entry's). A member's first role counts from the beginning of time
+ * (section 3b rule 3): its period starts at -infinity, not at its entry's 1970-01-01, since a log of
+ * the first hours of 1970 (UTC) falls on 1969-12-31 in a project west of UTC. A rate has no such
+ * rule: before a role's first entry it has none (rule 2: 0). The one place that says which role and
+ * rate hold on a day.
  */
 const DATED_PERIODS = `project_today (day) as (
        select ${todayOf('p')} from projects p where p.team_id = :teamId and p.id = :projectId
      ),
      role_period (team_member_id, job_role_id, starts, ends) as (
-       select team_member_id, job_role_id, effective_from,
-              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
+       select team_member_id, job_role_id,
+              case when lag(effective_from) over member_entries is null then '-infinity'::date else effective_from end,
+              coalesce(lead(effective_from) over member_entries, 'infinity'::date)
        from project_member_roles where team_id = :teamId and project_id = :projectId
+       window member_entries as (partition by team_member_id order by effective_from)
      ),
      rate_period (job_role_id, hourly_rate, starts, ends) as (${RATE_PERIODS('project_rate_cards where team_id = :teamId and project_id = :projectId')})`;
 

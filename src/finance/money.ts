@@ -27,7 +27,12 @@ const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
 /** Codes that are not money (precious metals, testing, "no currency"). */
 const NON_MONEY_CODES = new Set(['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XPD', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX']);
 
-const knownCurrencies = new Set(Intl.supportedValuesOf('currency'));
+/**
+ * The codes Node's ICU lists, and those whose minor unit is named above: ICU formats CLF, UYI and UYW
+ * with their minor units but does not list them (funds codes, yet ISO 4217 currencies a finance team
+ * may keep accounts in, such as Chile's Unidad de Fomento).
+ */
+const knownCurrencies = new Set([...Intl.supportedValuesOf('currency'), ...Object.keys(MINOR_UNIT_EXCEPTIONS)]);
 
 export function isSupportedCurrency(code: string): boolean {
   return /^[A-Z]{3}$/.test(code) && knownCurrencies.has(code) && !NON_MONEY_CODES.has(code);

@@ -26,7 +26,7 @@ export async function createMember(api: Api, fields: { name: string; avatar_url?
   return res.body.body as { id: string; name: string; avatar_url: string | null };
 }
 
-export async function createProject(api: Api, fields: { name?: string; currency?: string; budget?: number } = {}) {
+export async function createProject(api: Api, fields: { name?: string; currency?: string; budget?: number; time_zone?: string } = {}) {
   const res = await api.post('/api/projects', { name: unique('Project'), ...fields });
   expectStatus(res, 201, 'create project');
   return res.body.body as { id: string; name: string; currency: string };

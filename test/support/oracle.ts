@@ -12,7 +12,8 @@ import { now as clockNow } from '../../src/clock';
 const D = DecimalJs.clone({ precision: 60, rounding: DecimalJs.ROUND_HALF_UP });
 type Dec = DecimalJs;
 
-const MINOR_UNITS: Record<string, number> = { JPY: 0, KRW: 0, KWD: 3, BHD: 3 };
+// ISO 4217 minor units of the currencies the tests use (2 for every other).
+const MINOR_UNITS: Record<string, number> = { JPY: 0, KRW: 0, KWD: 3, BHD: 3, CLF: 4 };
 const money = (amount: Dec, currency: string) => amount.toDecimalPlaces(MINOR_UNITS[currency] ?? 2, D.ROUND_HALF_UP);
 const hours = (seconds: number) => new D(seconds).div(3600).toDecimalPlaces(2, D.ROUND_HALF_UP);
 const num = (value: Dec) => Number(value.toFixed());

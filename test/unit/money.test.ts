@@ -143,6 +143,10 @@ describe('currencies', () => {
     expect(isSupportedCurrency('usd')).toBe(false);
     expect(isSupportedCurrency('ABC')).toBe(false);
     expect(isSupportedCurrency('XAU')).toBe(false);
+    // Funds codes with minor units of their own, which Node's ICU does not list: Chile's Unidad de
+    // Fomento (4 decimals), Uruguay's indexed units (0) and wage index unit (4).
+    expect(['CLF', 'UYI', 'UYW'].map(isSupportedCurrency)).toEqual([true, true, true]);
+    expect(['CLF', 'UYI', 'UYW'].map(minorUnit)).toEqual([4, 0, 4]);
   });
   it('counts the decimals of a JSON number exactly', () => {
     expect(decimalPlaces(0.1)).toBe(1);

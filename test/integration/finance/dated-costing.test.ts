@@ -148,12 +148,14 @@ it('re-dates every log when the project\'s time zone changes', async () => {
   await expectProjectMatchesOracle(h, project.id);
 });
 
-it('rounds each cost line to the yen and to the fils', async () => {
+it('rounds each cost line to the yen, to the fils and to the ten-thousandth of a Unidad de Fomento', async () => {
   for (const [currency, rates, expected] of [
     // JPY: 3333/h, then 3500/h from 2026-05-01. 1234 s = 0.34 h x 3333 = 1133.22 -> 1133; 2000 s = 0.56 h x 3500 = 1960.
     ['JPY', [3333, 3500], { lines: [1133, 1960], actual: 3093 }],
     // KWD: 12.345/h, then 13.5/h. 0.34 h x 12.345 = 4.1973 -> 4.197; 0.56 h x 13.5 = 7.56.
     ['KWD', [12.345, 13.5], { lines: [4.197, 7.56], actual: 11.757 }],
+    // CLF (4 decimals): 1.2345/h, then 1.5/h. 0.34 h x 1.2345 = 0.41973 -> 0.4197; 0.56 h x 1.5 = 0.84.
+    ['CLF', [1.2345, 1.5], { lines: [0.4197, 0.84], actual: 1.2597 }],
   ] as const) {
     const project = await createProject(h.api, { currency });
     const role = await createJobRole(h.api);
@@ -193,6 +195,27 @@ it('keeps rate-card history: the card on a date, and who wrote each entry when',
   ]);
   const tokenName = (await h.api.get('/api/session').expect(200)).body.body.token.name;
   for (const entry of history) expect(entry).toMatchObject({ written_by: tokenName, written_at: expect.any(String) });
+});
+
+it('costs a log whose day falls before 1970 in the project\'s time zone at the member\'s first role, with no rate yet', async () => {
+  // 1970-01-01T05:00Z is 1969-12-31 21:00 in Los Angeles. Rule 3: Gus's first role (Dev) counts from
+  // the beginning of time; rule 2: Dev's first rate entry is dated 1970-01-01, so on 1969-12-31 Dev
+  // has no rate: 1 h x 0 = 0.00. The log of 1970-01-02 is Dev at 50: 2 h x 50 = 100.00.
+  const project = await createProject(h.api, { time_zone: 'America/Los_Angeles' });
+  const dev = await createJobRole(h.api);
+  await setRateCard(h.api, project.id, [{ job_role_id: dev.id, hourly_rate: 50 }]);
+  const gus = await createMember(h.api, { name: 'Gus' });
+  await addToProject(h.api, project.id, gus.id, dev.id);
+  const task = await createTask(h.api, project.id, { estimated_hours: 1, assignee_ids: [gus.id] });
+  await logTime(h.api, task.id, gus.id, { hours: 1, logged_at: '1970-01-01T05:00:00Z' });
+  await logTime(h.api, task.id, gus.id, { hours: 2, logged_at: '1970-01-02T20:00:00Z' });
+  const member = await memberOf(task.id, 'Gus');
+  expect(member.cost_lines).toEqual([
+    { job_role: dev.name, hourly_rate: 0, logged_hours: 1, actual_cost: 0, first_day: '1969-12-31', last_day: '1969-12-31' },
+    { job_role: dev.name, hourly_rate: 50, logged_hours: 2, actual_cost: 100, first_day: '1970-01-02', last_day: '1970-01-02' },
+  ]);
+  expect(member).toMatchObject({ job_title_name: dev.name, logged_hours: 3, actual_cost: 100 });
+  await expectProjectMatchesOracle(h, project.id);
 });
 
 it('answers 400 for a bad date, a range out of order, an unknown time zone and a log before 1970', async () => {
