@@ -11,8 +11,11 @@ import { Decimal, ZERO, amountOfMinorUnits, costInMinorUnits, hoursOfHundredths,
  * The version of these rules. Stored figures are stamped with it (finance/figures.ts): bump it with any
  * change to what the calculator computes, and every project's figures are recomputed by themselves.
  * 3: each task's totals and variance are stored too (migrations/20261125_006_stored_totals.ts).
+ * 4: a member's first role counts from the beginning of time, before 1970-01-01 too (a log's day west
+ *    of UTC; finance.repository's DATED_PERIODS), so figures stored under 3 may cost such a log as
+ *    "Unassigned".
  */
-export const CALCULATOR_VERSION = 3;
+export const CALCULATOR_VERSION = 4;
 
 export const UNASSIGNED_ROLE = 'Unassigned';
 
