@@ -396,6 +396,14 @@ export function groupByRole(members: readonly MemberFigures[]): RoleGroup[] {
 /** A task in a project's tree, with its own figures. */
 export type TreeTask = { id: string; parentId: string | null; billable: boolean; totals: TaskTotals };
 
+/**
+ * The billable filter (CONTRACT section 4): whether a task's own figures count under it. A task that
+ * does not pass is still listed when a descendant does, with only its descendants' figures.
+ */
+export function passesBillableFilter(filter: 'all' | 'billable' | 'non-billable', billable: boolean): boolean {
+  return filter === 'all' || (filter === 'billable') === billable;
+}
+
 /** A task's roll-up under a filter: the sums over itself and its descendants that pass it. */
 export type RolledUp = { totals: TaskTotals; tasks: number; subTasks: number };
 

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { checkDateRange, isoDate, uuid } from '../http/validate';
+import { FIRST_LOG_DAY, checkDateRange, isoDate, uuid } from '../http/validate';
 import { fixedCost } from '../tasks/tasks.schemas';
 import { exactDecimal, id, timestamp } from '../openapi/common';
 
-/** `from` / `to`: the log days counted (CONTRACT section 4), in the project's time zone, inclusive. */
+/** `from` / `to`: the log days counted (CONTRACT section 4), in the project's time zone, inclusive, from the first a log can fall on. */
 const dayRange = {
-  from: isoDate().optional().describe('Count only time logs on or after this day (YYYY-MM-DD, in the project\'s time zone)'),
-  to: isoDate().optional().describe('Count only time logs on or before this day (YYYY-MM-DD, in the project\'s time zone)'),
+  from: isoDate(FIRST_LOG_DAY).optional().describe('Count only time logs on or after this day (YYYY-MM-DD, in the project\'s time zone)'),
+  to: isoDate(FIRST_LOG_DAY).optional().describe('Count only time logs on or before this day (YYYY-MM-DD, in the project\'s time zone)'),
 };
 
 export const breakdownQuery = z

@@ -8,7 +8,7 @@ import type { ProjectRow } from '../projects/projects.repository';
 import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
-import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, rollUp, variance } from './calculator';
+import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, passesBillableFilter, rollUp, variance } from './calculator';
 import { Decimal, toDecimal } from './money';
 import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask } from './labor';
 import { nextTurn, turns } from '../turns';
@@ -201,7 +201,7 @@ async function computedTreeRows(
     billable: task.billable,
     totals: (finances.get(task.id) as TaskFinance).totals,
   }));
-  const rolled = await rollUp(tree, (task) => filter === 'all' || (filter === 'billable') === task.billable);
+  const rolled = await rollUp(tree, (task) => passesBillableFilter(filter, task.billable));
   const rows: ComputedRow[] = [];
   const pace = turns();
   for (const task of tasks) {
@@ -356,19 +356,22 @@ export type ExportCostLine = {
 };
 
 /**
- * The cost lines (CONTRACT section 3b rule 6) of the given tasks' own figures, computed by the
- * calculator with the time logged in `range`: in the tasks' order, then member order, then line order.
+ * The cost lines (CONTRACT section 3b rule 6) of the given tasks' own figures that count under the
+ * billable filter, computed by the calculator with the time logged in `range`: in the tasks' order,
+ * then member order, then line order. A task listed only for a descendant that passes the filter has
+ * none (its own figures are not in its row), so the lines add up to the exported actual costs.
  */
 export async function costLinesOf(
   db: Knex,
   teamId: string,
   project: { id: string; currency: string },
-  tasks: readonly { id: string; name: string }[],
-  range: repo.DayRange,
+  listed: readonly { id: string; name: string; billable: boolean }[],
+  filter: ListFilter,
 ): Promise<ExportCostLine[]> {
+  const tasks = listed.filter((task) => passesBillableFilter(filter.billable_filter, task.billable));
   if (tasks.length === 0) return [];
   const scope: repo.Scope = { kind: 'tasks', projectId: project.id, taskIds: tasks.map((task) => task.id) };
-  const { finances } = await computeOwnFigures(db, teamId, project.currency, scope, nowIso(), range, true);
+  const { finances } = await computeOwnFigures(db, teamId, project.currency, scope, nowIso(), filter, true);
   const lines: ExportCostLine[] = [];
   for (let from = 0; from < tasks.length; from += SLICE) {
     if (from > 0) await nextTurn();

@@ -32,6 +32,12 @@ export const note = (max = 2000) =>
 export const FIRST_DATE = '1970-01-01';
 export const LAST_DATE = '9999-12-31';
 
+/**
+ * The first day a time log can fall on: the first logs the service takes (from 1970-01-01T00:00Z) fall
+ * on 1969-12-31 in a project west of UTC, and a date range must be able to reach them.
+ */
+export const FIRST_LOG_DAY = '1969-12-31';
+
 /** Whether `text` is a real calendar date written YYYY-MM-DD. */
 function isCalendarDate(text: string): boolean {
   if (!/^\d{4}-\d{2}-\d{2}$/.test(text)) return false;
@@ -39,12 +45,12 @@ function isCalendarDate(text: string): boolean {
   return !Number.isNaN(parsed.getTime()) && parsed.toISOString().slice(0, 10) === text;
 }
 
-/** A calendar date, YYYY-MM-DD, from 1970-01-01 to 9999-12-31. */
-export const isoDate = () =>
+/** A calendar date, YYYY-MM-DD, from `first` (1970-01-01 unless said) to 9999-12-31. */
+export const isoDate = (first = FIRST_DATE) =>
   z
     .string()
     .refine(isCalendarDate, 'must be a date written YYYY-MM-DD, e.g. 2026-11-20')
-    .refine((text) => text >= FIRST_DATE && text <= LAST_DATE, `must be between ${FIRST_DATE} and ${LAST_DATE}`);
+    .refine((text) => text >= first && text <= LAST_DATE, `must be between ${first} and ${LAST_DATE}`);
 
 /** Whether an optional from/to pair is in order (a range check for superRefine). */
 export function checkDateRange(range: { from?: string; to?: string }, ctx: z.RefinementCtx): void {

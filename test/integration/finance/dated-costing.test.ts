@@ -215,6 +215,11 @@ it('costs a log whose day falls before 1970 in the project\'s time zone at the m
     { job_role: dev.name, hourly_rate: 50, logged_hours: 2, actual_cost: 100, first_day: '1970-01-02', last_day: '1970-01-02' },
   ]);
   expect(member).toMatchObject({ job_title_name: dev.name, logged_hours: 3, actual_cost: 100 });
+  // A range can reach that day (the first a log can fall on) and no earlier one.
+  expect((await memberOf(task.id, 'Gus', '?to=1969-12-31')).cost_lines).toEqual([
+    { job_role: dev.name, hourly_rate: 0, logged_hours: 1, actual_cost: 0, first_day: '1969-12-31', last_day: '1969-12-31' },
+  ]);
+  await h.api.get(`/api/project-finance/task/${task.id}/breakdown?from=1969-12-30`).expect(400);
   await expectProjectMatchesOracle(h, project.id);
 });
 

@@ -262,3 +262,24 @@ describe('cost lines in the exports', () => {
     expect(sheet.getRow(2).getCell(8).numFmt).toContain('"USD"');
   });
 });
+
+describe('cost lines under a billable filter', () => {
+  it('holds only the lines of tasks that pass it, so they add up to the exported actual cost', async () => {
+    // The first project's tree: Launch (billable) > =SUM(A1) (non-billable; Ben 1 h x 80.25 = 80.25) >
+    // Docs (billable; Zed 0.5 h, in no project role: 0); Ops (non-billable; Ben 2 h x 80.25 = 160.50).
+    // Billable: =SUM(A1) is listed for Docs but its own 80.25 is not in the figures, so neither is its line.
+    // Non-billable: Launch is listed for =SUM(A1) with no line of its own (nothing logged on it).
+    const cases = [
+      { filter: 'billable', lines: [['Docs', 'Zed', '0', '0.5', '0']], actual: '0' },
+      { filter: 'non-billable', lines: [["'=SUM(A1)", 'Ben', '80.25', '1', '80.25'], ['Ops', 'Ben', '80.25', '2', '160.5']], actual: '240.75' },
+    ];
+    for (const { filter, lines, actual } of cases) {
+      const route = `/api/project-finance/project/${projectId}/export?format=csv&billable_filter=${filter}`;
+      const costLines = parseCsv((await h.api.get(`${route}&sheet=cost_lines`).expect(200)).text).slice(1);
+      expect({ filter, lines: costLines.map((row) => [row[0], row[2], row[5], row[6], row[7]]) }).toEqual({ filter, lines });
+      const tasks = parseCsv((await h.api.get(route).expect(200)).text);
+      const total = tasks.at(-1) as string[];
+      expect({ filter, total: total[(tasks[0] as string[]).findIndex((column) => column.startsWith('Actual labor cost'))] }).toEqual({ filter, total: actual });
+    }
+  });
+});
