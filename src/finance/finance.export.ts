@@ -15,6 +15,8 @@ type Figures = FigureTexts;
 /** Figures are exact decimal text, as the project list writes them. */
 export type ExportTree = {
   project: { id: string; name: string; currency: string };
+  /** The task whose subtasks are exported (parent_task_id): the starting level's parent. */
+  parent: { id: string; name: string } | null;
   rows: { depth: number; row: ExportRow }[];
   totals: Figures;
 };
@@ -55,6 +57,7 @@ const lineTexts = (line: ExportCostLine) => [line.task_name, line.task_id, line.
  */
 function textColumns(tree: ExportTree): (entry: ExportTree['rows'][number]) => (string | number)[] {
   const names = new Map(tree.rows.map(({ row }) => [row.id, row.name]));
+  if (tree.parent) names.set(tree.parent.id, tree.parent.name);
   return ({ depth, row }) => [
     row.name,
     row.id,

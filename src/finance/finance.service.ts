@@ -338,7 +338,12 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
     if (below) for (let i = below.length - 1; i >= 0; i--) stack.push({ row: below[i] as repo.ListedRow, depth: depth + 1 });
   }
   await nextTurn();
-  return { project: { id: project.id, name: project.name, currency: project.currency }, rows: listed, totals: await sumRows(starting) };
+  return {
+    project: { id: project.id, name: project.name, currency: project.currency },
+    parent: parent ? { id: parent.id, name: parent.name } : null,
+    rows: listed,
+    totals: await sumRows(starting),
+  };
 }
 
 /** One cost line of a task's own figures, for the exports: figures as exact decimal text. */

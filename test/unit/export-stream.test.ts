@@ -15,6 +15,7 @@ const figures = (n: number) => ({
 function tree(rows: number): ExportTree {
   return {
     project: { id: 'p', name: 'Big', currency: 'EUR' },
+    parent: null,
     rows: Array.from({ length: rows }, (_, i) => ({
       depth: 0,
       row: { id: `t${i}`, name: `Task ${i}`, parent_task_id: null, status: 'todo', priority: null, phase: null, billable: true, ...figures(i) },

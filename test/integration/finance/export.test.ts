@@ -122,9 +122,10 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
     const res = await h.api.get(`/api/project-finance/project/${projectId}/export?format=csv&billable_filter=billable&parent_task_id=${ids.launch}`).expect(200);
     const [, ...rest] = parseCsv(res.text);
     const total = rest.pop() as string[];
-    expect(rest.map((r) => [r[1], r[2]])).toEqual([
-      [ids.formula, '0'],
-      [ids.docs, '1'],
+    // Level and parent: the starting level's parent is the task asked for.
+    expect(rest.map((r) => [r[1], r[2], r[3]])).toEqual([
+      [ids.formula, '0', 'Launch, "phase 1"'],
+      [ids.docs, '1', "'=SUM(A1)"],
     ]);
     const child = (await h.api.get(`/api/project-finance/project/${projectId}/tasks?billable_filter=billable&parent_task_id=${ids.launch}`).expect(200)).body.body;
     expect(total.slice(8).map(Number)).toEqual(FIGURES.map((f) => child.totals[f]));
