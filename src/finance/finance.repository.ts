@@ -421,26 +421,19 @@ function costedTasks(rows: readonly { why: 'logged' | 'assigned'; task_id: strin
 
 /**
  * SQL CTEs (over DATED_PERIODS): `changed (team_member_id, starts, ends)`, the days from :from on on
- * which a member's role is one of :roles (a comma-separated list), and `changed_day (task_id,
- * team_member_id)`, each task and member's per-day total of time logged on such a day: what a change of
- * those roles' rates from :from on can reprice (one row per day; DISTINCT where tasks are wanted).
+ * which a member's role is one of :roles (a comma-separated list), and `changed_pair (task_id,
+ * team_member_id)`, each task and member with time logged on such a day: the members' cost lines
+ * that a change of those roles' rates from :from on can change.
  */
-const CHANGED_DAYS = `changed (team_member_id, starts, ends) as (
+const CHANGED_PAIRS = `changed (team_member_id, starts, ends) as (
        select team_member_id, greatest(starts, cast(:from as date)), ends from role_period
        where job_role_id = any(string_to_array(:roles, ',')::uuid[]) and ends > cast(:from as date)
      ),
-     changed_day (task_id, team_member_id) as (
-       select d.task_id, d.team_member_id from task_member_day_time d
+     changed_pair (task_id, team_member_id) as (
+       select distinct d.task_id, d.team_member_id from task_member_day_time d
        join changed c on c.team_member_id = d.team_member_id and d.day >= c.starts and d.day < c.ends
        where d.team_id = :teamId and d.project_id = :projectId and d.day >= cast(:from as date) and d.total_seconds > 0
      )`;
-
-/** SQL (over DATED_PERIODS and CHANGED_DAYS): the tasks with an assignee whose role today is a changed one (`why` 'assigned'). */
-const ASSIGNED_TODAY = `select 'assigned' as why, a.task_id from task_assignees a
-     join tasks t on t.team_id = a.team_id and t.id = a.task_id and t.project_id = :projectId
-     cross join project_today pt
-     join changed c on c.team_member_id = a.team_member_id and pt.day >= c.starts and pt.day < c.ends
-     where a.team_id = :teamId`;
 
 /**
  * The tasks of a project whose own figures a change of the rates of `roles` from `from` on can change
@@ -459,41 +452,17 @@ export async function tasksCostedAt(
   if (roles.length === 0) return { logged: [], assigned: [] };
   const result = await db.raw(
     `with ${DATED_PERIODS},
-     ${CHANGED_DAYS}
-     select distinct 'logged' as why, task_id from changed_day
+     ${CHANGED_PAIRS}
+     select distinct 'logged' as why, task_id from changed_pair
      union
-     ${ASSIGNED_TODAY}`,
+     select 'assigned', a.task_id from task_assignees a
+     join tasks t on t.team_id = a.team_id and t.id = a.task_id and t.project_id = :projectId
+     cross join project_today pt
+     join changed c on c.team_member_id = a.team_member_id and pt.day >= c.starts and pt.day < c.ends
+     where a.team_id = :teamId`,
     { teamId, projectId, roles: roles.join(','), from, now },
   );
   return costedTasks(result.rows);
-}
-
-/**
- * What a dry run of that change needs to know before it reads the cost lines the change reprices
- * (costLinesChangedAt, which then tells which tasks' logged time it reaches): the tasks whose estimate
- * it costs again (tasksCostedAt's `assigned`), and whether it reprices any logged day at all (the first
- * such day found, not every task logged on one: on a 10,000-task project, the distinct tasks of a
- * back-dated change's 70,000 repriced task-member days took 70 ms; BENCHMARKS.md, sixteenth run).
- */
-export async function changeReach(
-  db: Knex,
-  teamId: string,
-  projectId: string,
-  roles: readonly string[],
-  from: string,
-  now: string,
-): Promise<{ assigned: string[]; repricesLogs: boolean }> {
-  if (roles.length === 0) return { assigned: [], repricesLogs: false };
-  const result = await db.raw(
-    `with ${DATED_PERIODS},
-     ${CHANGED_DAYS}
-     select 'logged' as why, null as task_id where exists (select 1 from changed_day)
-     union all
-     select distinct * from (${ASSIGNED_TODAY}) assigned`,
-    { teamId, projectId, roles: roles.join(','), from, now },
-  );
-  const rows = result.rows as { why: 'logged' | 'assigned'; task_id: string | null }[];
-  return { assigned: rows.flatMap((row) => (row.why === 'assigned' && row.task_id ? [row.task_id] : [])), repricesLogs: rows.some((row) => row.why === 'logged') };
 }
 
 /**
@@ -533,9 +502,9 @@ export type ChangedLineRow = {
  *   would only cancel them.
  * The days of unchanged roles, and of a changed role's periods at rates the change leaves alone (its
  * periods before the change, unless a rate recurs), are not read; those of a member's repriced role
- * are, logged on any task, and lines that do not change are then left out. With no day logged that
- * the change reprices (`repricesLogs` false: changeReach's, such as a change effective after the last
- * log), no line can change and nothing is read. On the benchmark's 10,000-task project
+ * are, logged on any task, and lines that do not change are then left out. With no task logged on a
+ * day the change reprices (`loggedTasks` empty: tasksCostedAt's `logged`, such as a change effective
+ * after the last log), no line can change and nothing is read. On the benchmark's 10,000-task project
  * a raise of every role from 18 months back read 82,000 days here, against 125,000 copied to a
  * temporary table and costed day by day before (550 ms of statements before, 150-175 ms now;
  * BENCHMARKS.md, twelfth run).
@@ -548,11 +517,11 @@ export async function* costLinesChangedAt(
   trx: Knex,
   teamId: string,
   projectId: string,
-  repricesLogs: boolean,
+  loggedTasks: readonly string[],
   before: readonly RateEntryRow[],
   now: string,
 ): AsyncGenerator<ChangedLineRow[]> {
-  if (!repricesLogs) return;
+  if (loggedTasks.length === 0) return;
   const bindings = { teamId, projectId, before: JSON.stringify(before), now };
   const lines = batchesOf<ChangedLineRow & { seconds: string | number }>(
     trx,

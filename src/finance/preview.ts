@@ -21,9 +21,7 @@ import * as repo from './finance.repository';
  *
  * 1. Inside a savepoint, the change is written by the same code as the PUT (applyRateCard); the roles
  *    whose rate on some day from the change's first day on differs are found, and the tasks those
- *    rates cost (finance.repository's tasksCostedAt, as the refresh after the real change finds them;
- *    from the stored figures, changeReach: the tasks whose estimate it costs again, and whether it
- *    reprices any logged day, the changed cost lines then telling which tasks' logged time it reaches).
+ *    rates cost (finance.repository's tasksCostedAt), as the refresh after the real change finds them.
  *    The savepoint is rolled back. Every other task's figures are unchanged by construction (its lines
  *    and rates are the same days at the same rates).
  * 2. Those tasks' figures before and after the change, one of two ways:
@@ -200,23 +198,20 @@ async function changeFromStored(
   const teamId = actor.teamId;
   const ratesBefore = await rateEntries(trx, teamId, project.id);
   return rolledBack(trx, async (savepoint) => {
-    const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
-    const reach = await repo.changeReach(savepoint, teamId, project.id, roles, effectiveFrom, now);
-    // The tasks it can change: those whose estimate it costs again and, when it reprices a logged day,
-    // any other (the lines read below tell which; every other task's figures stay as stored). The change
-    // writes no task: the project's tasks read before it, in creation order.
-    const reachable = new Set(reach.assigned);
-    const tasks = reach.repricesLogs ? projectTasks : projectTasks.filter((task) => reachable.has(task.id));
+    const { effectiveFrom, costed, taskIds } = await applyInSavepoint(savepoint, actor, project, body, now);
+    // The change writes no task: the project's tasks read before it, in creation order.
+    const costedIds = new Set(taskIds);
+    const tasks = projectTasks.filter((task) => costedIds.has(task.id));
     // The stored figures, which the change in this savepoint leaves as they were: the figures before.
     const [stored, assignees] = await Promise.all([
-      repo.storedOwnFigures(savepoint, teamId, project.id, reach.repricesLogs ? tasks.map((task) => task.id) : reach.assigned, now),
-      reach.assigned.length ? repo.assigneesToday(savepoint, teamId, project.id, reach.assigned, now) : [],
+      repo.storedOwnFigures(savepoint, teamId, project.id, taskIds, now),
+      costed.assigned.length ? repo.assigneesToday(savepoint, teamId, project.id, costed.assigned, now) : [],
     ]);
     // A live task without stored figures (its row removed by hand) is not worked from: the caller computes.
     if (stored.rows.length !== tasks.length) return undefined;
     // The lines asked for now, and read by the database while the figures before and the estimates are
     // worked out here (asked for together with the reads above, its batches would interleave with theirs).
-    const lines = linesChangeByTask(repo.costLinesChangedAt(savepoint, teamId, project.id, reach.repricesLogs, ratesBefore, now))[Symbol.asyncIterator]();
+    const lines = linesChangeByTask(repo.costLinesChangedAt(savepoint, teamId, project.id, costed.logged, ratesBefore, now))[Symbol.asyncIterator]();
     const firstLines = lines.next();
     // Awaited below; failing meanwhile, it is not left unhandled.
     firstLines.catch(() => undefined);
@@ -228,8 +223,9 @@ async function changeFromStored(
       // change takes effect by today) are in `estimated`; every other task's estimate costs as stored.
       const assigneesOf = lazyMembers(assignees);
       const estimated = new Map<string, bigint>();
+      const assigned = new Set(costed.assigned);
       for (const task of tasks) {
-        if (!reachable.has(task.id)) continue;
+        if (!assigned.has(task.id)) continue;
         if (pace.due()) await pace.take();
         const minorUnits = estimateInMinorUnits({ estimatedHours: toDecimal(task.estimated_hours), members: assigneesOf(task.id) }, project.currency);
         estimated.set(task.id, tenThousandthsOfMinorUnits(minorUnits, project.currency));
