@@ -398,7 +398,9 @@ export type TreeTask = { id: string; parentId: string | null; billable: boolean;
 
 /**
  * The billable filter (CONTRACT section 4): whether a task's own figures count under it. A task that
- * does not pass is still listed when a descendant does, with only its descendants' figures.
+ * does not pass is still listed when a descendant does, with only its descendants' figures. For what
+ * is computed here (roll-ups on the fly, the cost lines an export writes); the stored roll-ups keep
+ * billable and non-billable sums apart, and a stored list picks the filter's (finance.repository).
  */
 export function passesBillableFilter(filter: 'all' | 'billable' | 'non-billable', billable: boolean): boolean {
   return filter === 'all' || (filter === 'billable') === billable;

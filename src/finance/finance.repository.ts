@@ -165,7 +165,7 @@ const DATED_PERIODS = `project_today (day) as (
      ),
      role_period (team_member_id, job_role_id, starts, ends) as (
        select team_member_id, job_role_id,
-              case when lag(effective_from) over member_entries is null then '-infinity'::date else effective_from end,
+              case when row_number() over member_entries = 1 then '-infinity'::date else effective_from end,
               coalesce(lead(effective_from) over member_entries, 'infinity'::date)
        from project_member_roles where team_id = :teamId and project_id = :projectId
        window member_entries as (partition by team_member_id order by effective_from)

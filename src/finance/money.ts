@@ -28,11 +28,12 @@ const MINOR_UNIT_EXCEPTIONS: Readonly<Record<string, number>> = {
 const NON_MONEY_CODES = new Set(['XAG', 'XAU', 'XBA', 'XBB', 'XBC', 'XBD', 'XDR', 'XPD', 'XPT', 'XSU', 'XTS', 'XUA', 'XXX']);
 
 /**
- * The codes Node's ICU lists, and those whose minor unit is named above: ICU formats CLF, UYI and UYW
- * with their minor units but does not list them (funds codes, yet ISO 4217 currencies a finance team
- * may keep accounts in, such as Chile's Unidad de Fomento).
+ * ISO 4217's funds codes, which Node's ICU formats (with their minor units) but does not list among its
+ * currencies: units a finance team may keep accounts in, such as Chile's Unidad de Fomento (CLF).
  */
-const knownCurrencies = new Set([...Intl.supportedValuesOf('currency'), ...Object.keys(MINOR_UNIT_EXCEPTIONS)]);
+const FUNDS_CODES = ['BOV', 'CHE', 'CHW', 'CLF', 'COU', 'MXV', 'USN', 'UYI', 'UYW'];
+
+const knownCurrencies = new Set([...Intl.supportedValuesOf('currency'), ...FUNDS_CODES]);
 
 export function isSupportedCurrency(code: string): boolean {
   return /^[A-Z]{3}$/.test(code) && knownCurrencies.has(code) && !NON_MONEY_CODES.has(code);

@@ -90,7 +90,7 @@ export const projectMemberResponse = z.object({
   job_role_name: z.string().nullable(),
   roles: z
     .array(z.object({ job_role_id: id().nullable(), job_role_name: z.string().nullable(), effective_from: date('The day it takes effect') }))
-    .describe('The member\'s roles in the project by the day each takes effect; the first counts from the beginning (1970-01-01)'),
+    .describe('The member\'s roles in the project by the day each takes effect; the first (dated 1970-01-01) counts from the beginning of time'),
 });
 
 const money = (what: string) => exactDecimal(`${what}, in the project's currency`);

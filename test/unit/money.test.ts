@@ -143,10 +143,11 @@ describe('currencies', () => {
     expect(isSupportedCurrency('usd')).toBe(false);
     expect(isSupportedCurrency('ABC')).toBe(false);
     expect(isSupportedCurrency('XAU')).toBe(false);
-    // Funds codes with minor units of their own, which Node's ICU does not list: Chile's Unidad de
-    // Fomento (4 decimals), Uruguay's indexed units (0) and wage index unit (4).
-    expect(['CLF', 'UYI', 'UYW'].map(isSupportedCurrency)).toEqual([true, true, true]);
-    expect(['CLF', 'UYI', 'UYW'].map(minorUnit)).toEqual([4, 0, 4]);
+    // ISO 4217's funds codes, which Node's ICU does not list: Chile's Unidad de Fomento (4 decimals),
+    // Uruguay's indexed unit (0) and wage index unit (4), the others 2.
+    const funds = ['BOV', 'CHE', 'CHW', 'CLF', 'COU', 'MXV', 'USN', 'UYI', 'UYW'];
+    expect(funds.filter(isSupportedCurrency)).toEqual(funds);
+    expect(funds.map(minorUnit)).toEqual([2, 2, 2, 4, 2, 2, 2, 0, 4]);
   });
   it('counts the decimals of a JSON number exactly', () => {
     expect(decimalPlaces(0.1)).toBe(1);

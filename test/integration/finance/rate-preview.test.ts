@@ -92,6 +92,10 @@ it.each([
   const listTotals = async () => (await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200)).body.body.totals;
   const history = async () => (await h.api.get(`/api/projects/${project.id}/rate-card/history`).expect(200)).body.body.entries;
 
+  // Which way the previews went: the stored way reads the changed cost lines (member_piece), the other never.
+  const statements: string[] = [];
+  const onQuery = (query: { sql: string }) => statements.push(query.sql);
+  h.db.on('query', onQuery);
   for (let round = 0; round < 12; round++) {
     const body = {
       roles: roles.filter(() => random.int(4) > 0).map((role) => ({ job_role_id: role.id, hourly_rate: random.int(5) === 0 ? null : currencyRate() })),
@@ -125,6 +129,8 @@ it.each([
       }
     }
   }
+  h.db.off('query', onQuery);
+  expect(statements.some((sql) => sql.includes('member_piece'))).toBe(fromStored);
   await expectProjectMatchesOracle(h, project.id);
 });
 
@@ -166,4 +172,23 @@ it('reads no cost lines for a change that reprices no logged day (effective afte
   expect(preview.tasks).toEqual([]);
   expect([preview.project_totals.before.actual_labor_cost, preview.project_totals.after.actual_labor_cost]).toEqual([40, 40]);
   expect(statements.filter((sql) => sql.includes('member_piece'))).toEqual([]);
+});
+
+it('lists nothing for a change that reprices only an archived task\'s time', async () => {
+  const { role, project, member } = await projectWithMember(h.api, 40, 'Archivist');
+  const live = await createTask(h.api, project.id, { estimated_hours: 2 });
+  await logTime(h.api, live.id, member.id, { seconds: 3600, logged_at: '2026-03-01T09:00:00Z' });
+  const archived = await createTask(h.api, project.id, { estimated_hours: 5 });
+  await logTime(h.api, archived.id, member.id, { seconds: 7200, logged_at: '2026-10-01T09:00:00Z' });
+  await h.api.delete(`/api/tasks/${archived.id}`).expect(200);
+  await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
+  // From 2026-09-01 only the archived task's 2 h are repriced, and no list counts them: the live task's
+  // 1 h of March stays at 40, and nobody is assigned (no estimate is costed again).
+  const body = { roles: [{ job_role_id: role.id, hourly_rate: 50 }], effective_from: '2026-09-01' };
+  for (const fromStored of [true, false]) {
+    previewSettings.fromStored = fromStored;
+    const preview = (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, body).expect(200)).body.body;
+    expect({ fromStored, tasks: preview.tasks, actual: preview.project_totals.after.actual_labor_cost }).toEqual({ fromStored, tasks: [], actual: 40 });
+  }
+  previewSettings.fromStored = true;
 });
