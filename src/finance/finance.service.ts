@@ -362,7 +362,7 @@ export type ExportCostLine = {
 
 /**
  * The cost lines (CONTRACT section 3b rule 6) of the given tasks' own figures that count under the
- * billable filter, computed by the calculator with the time logged in `range`: in the tasks' order,
+ * billable filter, computed by the calculator with the time logged in the filter's `from` / `to`: in the tasks' order,
  * then member order, then line order. A task listed only for a descendant that passes the filter has
  * none (its own figures are not in its row), so the lines add up to the exported actual costs.
  */
