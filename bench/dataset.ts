@@ -8,7 +8,7 @@ import { refreshStaleProjects } from '../src/finance/figures';
  * take seconds, on PostgreSQL and PGlite alike. Every id is md5(<label>) read as a UUID, so the harness
  * knows every id without asking the database.
  *
- * Rates and roles are dated (CONTRACT section 3b): every role of every project gets a raise every four
+ * Rates and roles are dated (docs/finance-rules.md R15): every role of every project gets a raise every four
  * months over the three years of logs, and every fifth project member changes role mid-2024, so cost
  * lines split as they would in a real project.
  */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /*
- * Time-aware costing (CONTRACT section 3b; README "Dated rates, roles and cost lines"):
+ * Time-aware costing (docs/finance-rules.md R15; docs/api.md "Dated rates, roles and cost lines"):
  *   - projects.time_zone: the IANA zone a time log's day and "today" are taken in (existing projects: UTC);
  *   - project_rate_cards becomes history: a null rate means "no rate from that day"; each entry records
  *     when and by whom (the token's name) it was written. Existing entries take effect from 1970-01-01,

@@ -32,7 +32,7 @@ const ROLES: [string, number | null][] = [
   ['Intern', null], // a role with no rate in the card: its members cost 0
 ];
 
-/** Mid-project, engineers get a raise (CONTRACT section 3b): work before it keeps the old rate. */
+/** Mid-project, engineers get a raise (docs/finance-rules.md R15): work before it keeps the old rate. */
 const RAISE = { from: '2026-10-15', role: 'Engineer', rate: 105 };
 /** And one engineer is promoted: costed as a senior from that day on. */
 const PROMOTION = { member: 'Bob Smith', role: 'Senior Engineer', from: '2026-10-26' };

@@ -7,7 +7,7 @@ import type { Actor } from './roles';
  * Keys are the secrets' SHA-256 hashes, never the secrets. The size is bounded: when full, the oldest
  * entry goes.
  *
- * Revocation acts at once (CONTRACT section 6): a token revoked through this instance is forgotten
+ * Revocation acts at once (docs/operations.md, Tokens): a token revoked through this instance is forgotten
  * here before the answer; one revoked through another instance or the token CLI is forgotten when
  * PostgreSQL's notification arrives (revocation-listener.ts). While that listener is not connected the
  * cache is suspended, so nothing cached can outlive a revocation it might have missed; `ttlMs` bounds

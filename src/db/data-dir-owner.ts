@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 
 /*
- * One process owns an embedded data directory (CONTRACT section 7). PGlite gives no protection of its
+ * One process owns an embedded data directory (docs/operations.md, Start-up). PGlite gives no protection of its
  * own: a second process opening the same directory works on a private copy and its writes are lost.
  *
  * The owner listens on a local socket named after the directory's identity (device and inode, so two

@@ -3,7 +3,7 @@ import { TURN_MS, turns } from '../turns';
 import { Decimal, ZERO, amountOfMinorUnits, costInMinorUnits, hoursOfHundredths, hundredthsOfHour, splitHundredths, sum } from './money';
 
 /*
- * The finance rules of CONTRACT section 3, as pure functions over exact decimals. No I/O here: the
+ * The finance rules of docs/finance-rules.md, as pure functions over exact decimals. No I/O here: the
  * service hands in rows it read, and gets figures back that only need serialising.
  */
 
@@ -20,8 +20,8 @@ export const CALCULATOR_VERSION = 4;
 export const UNASSIGNED_ROLE = 'Unassigned';
 
 /**
- * A member's logged seconds on a task on the days one (role, rate) pair was in force (CONTRACT section
- * 3b rule 4), over the days asked for.
+ * A member's logged seconds on a task on the days one (role, rate) pair was in force
+ * (docs/finance-rules.md R15.3), over the days asked for.
  */
 export type CostLineInput = {
   /** The member's job role on those days, or null when it had none. */
@@ -397,7 +397,7 @@ export function groupByRole(members: readonly MemberFigures[]): RoleGroup[] {
 export type TreeTask = { id: string; parentId: string | null; billable: boolean; totals: TaskTotals };
 
 /**
- * The billable filter (CONTRACT section 4): whether a task's own figures count under it. A task that
+ * The billable filter (docs/finance-rules.md R13): whether a task's own figures count under it. A task that
  * does not pass is still listed when a descendant does, with only its descendants' figures. For what
  * is computed here (roll-ups on the fly, the cost lines an export writes); the stored roll-ups keep
  * billable and non-billable sums apart, and a stored list picks the filter's (finance.repository).
@@ -410,7 +410,7 @@ export function passesBillableFilter(filter: 'all' | 'billable' | 'non-billable'
 export type RolledUp = { totals: TaskTotals; tasks: number; subTasks: number };
 
 /**
- * Roll-ups (CONTRACT section 4): each task's figures summed over itself and its descendants (every task
+ * Roll-ups (docs/finance-rules.md R12): each task's figures summed over itself and its descendants (every task
  * given is non-archived) that pass `passes`, how many of them pass (a task is listed when any does),
  * and how many of its children hold a passing task. What the stored roll-ups of a project list hold
  * (finance.repository's refreshRollups), for lists computed on the fly. A whole project's tasks are

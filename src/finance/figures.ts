@@ -7,7 +7,7 @@ import { refreshTaskLabor } from './labor';
 import * as repo from './finance.repository';
 
 /*
- * How the stored figures stay current (README, "How the figures stay current").
+ * How the stored figures stay current (docs/stored-figures.md, "How the figures stay current").
  *
  * Writes never recompute anything. Every write to a project takes its lock through one helper
  * (projects.repository's lockProject, or lockTeamProjects for a member's name or avatar), which

@@ -41,7 +41,7 @@ function fileName(projectName: string, extension: string, what = 'finance'): str
   return `${slug}-${what}-${new Date().toISOString().slice(0, 10)}.${extension}`;
 }
 
-/** The cost-lines sheet: each exported task's own cost lines per member (CONTRACT section 3b rule 6). */
+/** The cost-lines sheet: each exported task's own cost lines per member (docs/finance-rules.md R15.3). */
 const LINE_TEXTS = ['Task', 'Task id', 'Member', 'Member id', 'Job role'] as const;
 const LINE_FIGURES: { key: 'hourly_rate' | 'logged_hours' | 'actual_cost'; header: string; money: boolean }[] = [
   { key: 'hourly_rate', header: 'Hourly rate', money: true },

@@ -179,7 +179,7 @@ const ROLE_AND_RATE_TODAY = (member: string) => `cross join project_today pt
      left join rate_period rate on rate.job_role_id = role.job_role_id and pt.day >= rate.starts and pt.day < rate.ends`;
 
 /**
- * SQL (over DATED_PERIODS): the cost lines (CONTRACT section 3b rule 4) of the per-day totals `d` that
+ * SQL (over DATED_PERIODS): the cost lines (docs/finance-rules.md R15.3) of the per-day totals `d` that
  * `join` and `where` keep: each task and member's logged seconds grouped by the role on the day and
  * that role's rate on the day (0 without one), with the first and last day of each line.
  */
@@ -194,7 +194,7 @@ const COST_LINES = (join: string, where: string) => `
        group by d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0))`;
 
 /**
- * The people taking part in the tasks in scope (CONTRACT section 3 rule 1), with their role and its
+ * The people taking part in the tasks in scope (docs/finance-rules.md R3), with their role and its
  * rate today (the service clock's instant :now in the project's time zone), and their cost lines
  * (section 3b rule 4): their logged seconds in the range, from the per-day running totals, grouped by
  * the role and rate in force on each day. The dated roles and rates are turned into periods once
@@ -437,7 +437,7 @@ const CHANGED_PAIRS = `changed (team_member_id, starts, ends) as (
 
 /**
  * The tasks of a project whose own figures a change of the rates of `roles` from `from` on can change
- * (CONTRACT section 3b): those with time logged on or after that day by someone whose role on the day
+ * (docs/finance-rules.md R15): those with time logged on or after that day by someone whose role on the day
  * is one of them, and, when the change takes effect by today, those whose assignees' role today is
  * one of them (their estimate is costed at today's rate).
  */
@@ -480,7 +480,7 @@ export type ChangedLineRow = {
 };
 
 /**
- * The cost lines (CONTRACT section 3b rule 4, over all days) that a change of rates can change, under
+ * The cost lines (docs/finance-rules.md R15.3, over all days) that a change of rates can change, under
  * two rate cards at once: the one the statement's snapshot holds (`hourly_rate`: read in a savepoint
  * that made the change, the card after it) and `before` (the entries before the change,
  * `hourly_rate_before`). Each row is the seconds a member logged on a task with one role at one rate of
@@ -745,7 +745,7 @@ export function storedBreakdown(db: Knex, key: StoredBreakdownKey): Promise<Stor
 }
 
 /**
- * The eight figures of CONTRACT section 4 a task's roll-up sums, in the contract's order: each task's
+ * The eight figures (docs/finance-rules.md R14.1) a task's roll-up sums, in the contract's order: each task's
  * own as stored (its estimated hours and fixed cost are the task's; the others the calculator computed,
  * labor.ts), so no rule of the calculator's is restated here.
  */
@@ -840,7 +840,7 @@ export async function treeRows(db: Knex, scope: Omit<ListScope, 'parentId'>, now
 const jsonText = (column: string) => `coalesce(to_json(${column})::text, 'null')`;
 
 /**
- * A list row (CONTRACT section 4) as JSON text, in the contract's field order, rendered by PostgreSQL
+ * A list row (docs/api.md, the project list) as JSON text, in the contract's field order, rendered by PostgreSQL
  * from a task (t), its labor row (l), its eight rolled-up figures and sub-task count under a filter,
  * and its project's currency as JSON. Figures are exact numeric text; the assignees are the JSON
  * labor.ts stored. The integration tests check every list response against the OpenAPI document.
@@ -867,7 +867,7 @@ const LIST_ROW_JSON = `case when :filter = 'all' and l.list_row_json is not null
 
 export type ListGroupField = 'status' | 'priority' | 'phase';
 
-/** The group a list row falls in: its field's value, tasks with none in "None" (CONTRACT section 4). */
+/** The group a list row falls in: its field's value, tasks with none in "None" (docs/finance-rules.md R14.2). */
 export const NONE_GROUP = 'None';
 
 /** A project list in one row, or with groups one row for the whole list (group_name null) and one per group. */

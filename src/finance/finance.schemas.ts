@@ -3,7 +3,7 @@ import { FIRST_LOG_DAY, checkDateRange, isoDate, uuid } from '../http/validate';
 import { fixedCost } from '../tasks/tasks.schemas';
 import { exactDecimal, id, timestamp } from '../openapi/common';
 
-/** `from` / `to`: the log days counted (CONTRACT section 4), in the project's time zone, inclusive, from the first a log can fall on. */
+/** `from` / `to`: the log days counted (docs/finance-rules.md R17), in the project's time zone, inclusive, from the first a log can fall on. */
 const dayRange = {
   from: isoDate(FIRST_LOG_DAY).optional().describe('Count only time logs on or after this day (YYYY-MM-DD, in the project\'s time zone)'),
   to: isoDate(FIRST_LOG_DAY).optional().describe('Count only time logs on or before this day (YYYY-MM-DD, in the project\'s time zone)'),
@@ -21,7 +21,7 @@ export const projectTasksQuery = z
   .object({
     parent_task_id: uuid().optional(),
     billable_filter: z.enum(BILLABLE_FILTERS).default('all'),
-    // `phases` is accepted for `phase` (CONTRACT section 4).
+    // `phases` is accepted for `phase` (docs/api.md, the project list).
     group_by: z
       .enum([...GROUP_BY, 'phases'])
       .transform((value): (typeof GROUP_BY)[number] => (value === 'phases' ? 'phase' : value))

@@ -361,7 +361,7 @@ export type ExportCostLine = {
 };
 
 /**
- * The cost lines (CONTRACT section 3b rule 6) of the given tasks' own figures that count under the
+ * The cost lines (docs/finance-rules.md R15.3) of the given tasks' own figures that count under the
  * billable filter, computed by the calculator with the time logged in the filter's `from` / `to`: in the tasks' order,
  * then member order, then line order. A task listed only for a descendant that passes the filter has
  * none (its own figures are not in its row), so the lines add up to the exported actual costs.
@@ -402,13 +402,13 @@ export async function costLinesOf(
   return lines;
 }
 
-/** Group order (CONTRACT section 4): by name, "None" last. */
+/** Group order (docs/finance-rules.md R14.2): by name, "None" last. */
 function compareGroupNames(a: string, b: string): number {
   const rank = (name: string) => (name === repo.NONE_GROUP ? 1 : 0);
   return rank(a) - rank(b) || compareText(a, b);
 }
 
-/** Groups in name order, "None" last (CONTRACT section 4). */
+/** Groups in name order, "None" last (docs/finance-rules.md R14.2). */
 function presentListGroups(summary: readonly repo.ListSummaryRow[]) {
   return summary
     .filter((row): row is repo.ListSummaryRow & { group_name: string } => row.group_name !== null)

@@ -144,7 +144,7 @@ export const refreshSettings = { partsEagerly: 200, readBatch: READ_BATCH, write
 
 const NO_PARTS = { members_json: null, grouped_members_json: null };
 
-/** The parts of a task's breakdown that are stored (CONTRACT section 4's members and role groups), as JSON text. */
+/** The parts of a task's breakdown that are stored (the members and role groups of docs/api.md), as JSON text. */
 export function breakdownParts(finance: TaskFinance): { members_json: string; grouped_members_json: string } {
   return { members_json: toJson(presentMembers(finance.members)), grouped_members_json: toJson(presentGroups(finance.members)) };
 }

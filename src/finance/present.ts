@@ -2,7 +2,7 @@ import { CostLine, MemberFigures, MemberInput, TaskTotals, UNASSIGNED_ROLE, comp
 import { ZERO } from './money';
 
 /*
- * The contract's shapes of the calculator's figures (CONTRACT section 4): the task summary, the
+ * The contract's shapes of the calculator's figures (docs/api.md, Finance routes): the task summary, the
  * breakdown's member entries and role groups, and a list row's assignees. The stored parts of a
  * breakdown (labor.ts) and the ones computed at read time come from these same functions.
  */
@@ -26,7 +26,7 @@ export function presentSummary(task: TaskIdentity, currency: string, totals: Tas
   return { id: task.id, name: task.name, project_id: task.project_id, billable: task.billable, currency, ...presentTotals(totals) };
 }
 
-/** A cost line (CONTRACT section 3b rule 6). */
+/** A cost line (docs/finance-rules.md R15.3). */
 function presentCostLine(line: CostLine) {
   return {
     job_role: line.jobRole,

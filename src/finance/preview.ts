@@ -14,7 +14,7 @@ import { decimalOfTenThousandths, tenThousandthsOf, tenThousandthsOfHundredths, 
 import * as repo from './finance.repository';
 
 /*
- * The dry run of a rate-card change (CONTRACT section 4, POST /rate-card/preview), in one transaction
+ * The dry run of a rate-card change (docs/finance-rules.md R18, POST /rate-card/preview), in one transaction
  * that is always rolled back, reading one snapshot (repeatable read: a write committed meanwhile by
  * someone else shows in neither side). It does not take the project's write lock, so other writes to
  * the project go on (a concurrent rate-card change waits for the preview's rows, as long as it runs).
@@ -98,7 +98,7 @@ const COSTS = ['estimatedLaborCost', 'actualLaborCost', 'totalEstimatedCost', 't
 const FIGURES = ['estimatedHours', 'loggedHours', 'estimatedLaborCost', 'actualLaborCost', 'fixedCost', 'totalEstimatedCost', 'totalActualCost'] as const;
 
 /**
- * A task's entry of the answer (CONTRACT section 4: id, name, and the four costs before and after),
+ * A task's entry of the answer (docs/finance-rules.md R18: id, name, and the four costs before and after),
  * rendered here as JSON text: thousands of them, each one string instead of a dozen objects for the
  * serializer to walk (the figures exact, whole ten-thousandths written as decimals).
  */

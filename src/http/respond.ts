@@ -16,7 +16,7 @@ export function sendJson(res: Response, status: number, payload: unknown): void 
   sendJsonBytes(res, status, jsonBytes(payload));
 }
 
-/** The success envelope of CONTRACT section 2. */
+/** The success envelope (docs/api.md, The envelope). */
 export function successEnvelope(body: unknown) {
   return { success: true, body };
 }

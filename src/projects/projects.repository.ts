@@ -9,7 +9,7 @@ export type ProjectRow = {
   name: string;
   currency: string;
   budget: string | null;
-  /** The IANA time zone a log's day and "today" are taken in (CONTRACT section 3b rule 1). */
+  /** The IANA time zone a log's day and "today" are taken in (docs/finance-rules.md R16.1). */
   time_zone: string;
   created_at: Date;
   updated_at: Date;
@@ -340,7 +340,7 @@ export async function rateEntries(db: Knex, teamId: string, projectId: string): 
 }
 
 /**
- * Writes the card in force from `effectiveFrom` on (CONTRACT section 5): entries dated on or after it
+ * Writes the card in force from `effectiveFrom` on (docs/finance-rules.md R15.1): entries dated on or after it
  * are replaced by one per listed role, and a role that had a rate before that day but is not listed
  * gets a null entry (no rate from that day). Earlier entries are history and stay.
  */

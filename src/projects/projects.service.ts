@@ -14,7 +14,7 @@ import { RateCardBody, createProjectBody, projectMemberBody, updateProjectBody }
 const DEFAULT_CURRENCY = 'USD';
 const DEFAULT_TIME_ZONE = 'UTC';
 
-/** Whether this runtime's Intl knows the zone (CONTRACT section 3b rule 1). */
+/** Whether this runtime's Intl knows the zone (docs/finance-rules.md R16.1). */
 function intlKnows(timeZone: string): boolean {
   try {
     new Intl.DateTimeFormat('en', { timeZone });

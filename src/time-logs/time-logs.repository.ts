@@ -14,7 +14,7 @@ export type TimeLogRow = {
 
 const COLUMNS = ['id', 'task_id', 'team_member_id', 'seconds', 'logged_at', 'note', 'created_at'];
 
-/** SQL: the day of a time_logs row `l` in the time zone of its project `p` (CONTRACT section 3b rule 1). */
+/** SQL: the day of a time_logs row `l` in the time zone of its project `p` (docs/finance-rules.md R16.1). */
 const LOG_DAY = '(l.logged_at at time zone p.time_zone)::date';
 
 /** Takes a deleted log's seconds off the running totals (which its insert created), the daily one of `day`. */

@@ -3,7 +3,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BrowserContext, Page, chromium } from 'playwright-core';
+import { BrowserContext, Locator, Page, chromium } from 'playwright-core';
 import { scratchDir } from '../support/backend';
 import { ROOT, RunningService, kill, startService } from '../support/processes';
 
@@ -66,7 +66,7 @@ async function step(name: string, run: () => Promise<void>): Promise<void> {
 async function figuresOfRow(rowId: string, keys = [...HOURS, ...MONEY]): Promise<Record<string, string>> {
   const row = page.locator(`tr[data-row-id="${rowId}"]`);
   const out: Record<string, string> = {};
-  for (const key of keys) out[key] = (await row.locator(`td[data-col="${key}"]`).innerText()).replace(/\s*over budget\s*$/i, '').replace(/\s*✎\s*$/, '').trim();
+  for (const key of keys) out[key] = (await row.locator(`td[data-col="${key}"]`).innerText()).replace(/\s*over estimate\s*$/, '').replace(/\s*✎\s*$/, '').trim();
   return out;
 }
 const expected = (figures: Figures, keys = [...HOURS, ...MONEY]) => Object.fromEntries(keys.map((k) => [k, shown(k, figures[k] as number)]));
@@ -74,8 +74,38 @@ const expected = (figures: Figures, keys = [...HOURS, ...MONEY]) => Object.fromE
 async function totalsShown(): Promise<Record<string, string>> {
   const row = page.locator('tfoot tr');
   const out: Record<string, string> = {};
-  for (const key of [...HOURS, ...MONEY]) out[key] = (await row.locator(`td[data-col="${key}"]`).innerText()).replace(/\s*over budget\s*$/i, '').trim();
+  for (const key of [...HOURS, ...MONEY]) out[key] = (await row.locator(`td[data-col="${key}"]`).innerText()).replace(/\s*over estimate\s*$/, '').trim();
   return out;
+}
+
+type Box = { x: number; y: number; width: number; height: number };
+
+/** Every element the locator finds lies inside the box (the window, a panel), with nothing cut off at either side. */
+async function expectInside(what: string, elements: Locator, box: Box): Promise<void> {
+  const boxes = await elements.evaluateAll((els) =>
+    els.map((el) => {
+      const r = el.getBoundingClientRect();
+      return { text: (el.textContent ?? '').trim().slice(0, 40), left: r.left, right: r.right };
+    }),
+  );
+  expect(boxes.length).toBeGreaterThan(0);
+  const outside = boxes.filter((b) => b.left < box.x - 0.5 || b.right > box.x + box.width + 0.5);
+  expect({ what, outside }).toEqual({ what, outside: [] });
+}
+
+/** Whether an element's content is wider than its box (what a scrolling table wrapper hides). */
+const scrollsSideways = (element: Locator) => element.evaluate((el) => el.scrollWidth > el.clientWidth + 1);
+
+/** At 1280 px the breakdown panel shows every column of its table: each cell inside the panel and the window, none scrolled away. */
+async function expectWholePanel(panel: Locator): Promise<void> {
+  const viewport = page.viewportSize() as { width: number; height: number };
+  expect(viewport.width).toBe(1280);
+  const panelBox = (await panel.boundingBox()) as Box;
+  expect(panelBox.x + panelBox.width).toBeLessThanOrEqual(viewport.width + 0.5);
+  const table = panel.locator('table.roles');
+  expect(await table.locator('thead th').allInnerTexts()).toEqual(['Role / member', 'Rate', 'Est. hours', 'Logged', 'Est. cost', 'Actual cost']);
+  expect(await scrollsSideways(table.locator('xpath=..'))).toBe(false);
+  await expectInside('the breakdown table at 1280 px', table.locator('th, td'), panelBox);
 }
 
 async function expectRowsToMatch(data: TaskList): Promise<void> {
@@ -86,6 +116,9 @@ async function expectRowsToMatch(data: TaskList): Promise<void> {
     expect({ task: task.name, ...(await figuresOfRow(task.id)) }).toEqual({ task: task.name, ...expected(task) });
     const marked = await page.locator(`tr[data-row-id="${task.id}"]`).evaluate((tr) => tr.classList.contains('over-budget'));
     expect({ task: task.name, overBudget: marked }).toEqual({ task: task.name, overBudget: (task.variance as number) < 0 });
+    // A task that cost more than its estimate says so in words (its variance, not the project's budget).
+    const variance = await page.locator(`tr[data-row-id="${task.id}"] td[data-col="variance"]`).innerText();
+    expect({ task: task.name, saysOver: /over estimate$/.test(variance.trim()) }).toEqual({ task: task.name, saysOver: (task.variance as number) < 0 });
   }
   expect(await totalsShown()).toEqual(expected(data.totals));
 }
@@ -200,6 +233,7 @@ describeInBrowser('the finance screen in Chromium', () => {
       );
       const memberNames = await panel.locator('tr.member-row th').allInnerTexts();
       expect(memberNames).toEqual(breakdown.grouped_members.flatMap((g) => g.members.map((m) => m.name)));
+      await expectWholePanel(panel);
       await panel.locator('canvas[role="img"]').waitFor();
       await panel.getByRole('button', { name: 'Close the breakdown' }).click();
       await panel.waitFor({ state: 'detached' });
@@ -233,6 +267,8 @@ describeInBrowser('the finance screen in Chromium', () => {
         usd.format(l.actual_cost),
       ]);
       for (const line of expectedLines) expect(shownLines).toContainEqual(line);
+      // The longest labels of the demo (cost lines of a promotion) still leave every column in view.
+      await expectWholePanel(panel);
       await panel.getByRole('button', { name: 'Close the breakdown' }).click();
       await panel.waitFor({ state: 'detached' });
     });
@@ -357,6 +393,24 @@ describeInBrowser('the finance screen in Chromium', () => {
       await page.locator('table.tasks').waitFor();
       const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
       expect(overflow).toBeLessThanOrEqual(0);
+      // Every task on screen shows its total estimated cost, total actual cost and variance, as the
+      // API gives them, inside the 390 px without scrolling sideways (the list has none to offer).
+      const now = await list();
+      const phone = { x: 0, y: 0, width: 390, height: 844 };
+      expect(await scrollsSideways(page.locator('table.tasks').locator('xpath=..'))).toBe(false);
+      for (const key of ['total_estimated_cost', 'total_actual_cost', 'variance']) {
+        await expectInside(`${key} at 390 px`, page.locator(`table.tasks tbody tr.task-row td[data-col="${key}"]`), phone);
+        await expectInside(`${key} of the totals at 390 px`, page.locator(`table.tasks tfoot td[data-col="${key}"]`), phone);
+      }
+      for (const task of now.tasks) {
+        const row = page.locator(`tr[data-row-id="${task.id}"]`);
+        await expectInside(`the name of ${task.name}`, row.locator('th'), phone);
+        const shownNow = await figuresOfRow(task.id, ['total_estimated_cost', 'total_actual_cost', 'variance']);
+        expect({ task: task.name, ...shownNow }).toEqual({ task: task.name, ...expected(task, ['total_estimated_cost', 'total_actual_cost', 'variance']) });
+      }
+      const over = now.tasks.find((t) => (t.variance as number) < 0) as ListTask;
+      expect(over).toBeDefined();
+      await expectInside(`"over estimate" of ${over.name}`, page.locator(`tr[data-row-id="${over.id}"] td[data-col="variance"] .badge`), phone);
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.getByLabel('API token').waitFor();
       expect(await page.evaluate('sessionStorage.length')).toBe(0);

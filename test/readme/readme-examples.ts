@@ -18,8 +18,11 @@ import path from 'node:path';
  *                           numbers compare by value, so 2860 matches 2860.00
  *
  * A step that makes requests must say `# status:`. A step must end with exit status 0 and print
- * nothing on stderr. Shell variables (and functions) a step defines are kept for the next steps;
- * `localhost:3000` is rewritten to the port the service was started on.
+ * nothing on stderr. Shell variables (and functions) a step defines are kept for the next steps.
+ *
+ * The service listens on a free port (never 3000) and the steps get its address in `BASE`, as a user
+ * exports it: a step that names a host and port itself (other than as the default of `BASE`) fails,
+ * and so does a walkthrough that leaves a file in the directory it runs in.
  */
 
 const ROOT = path.resolve(__dirname, '../..');
@@ -144,16 +147,23 @@ declare -f >> "$README_STATE"
 exit $__rc
 `;
 
-function runStep(step: Step, env: NodeJS.ProcessEnv, cwd: string, hostPort: string, statusFile: string) {
+/** `BASE=${BASE:-http://127.0.0.1:3000}`: the one place a step may name an address, as the default of BASE. */
+const BASE_DEFAULT = /^\s*BASE=\$\{BASE:-[^}]*\}\s*$/;
+const ADDRESS = /\b(localhost|127\.0\.0\.1|0\.0\.0\.0|\[::1\]):\d+/;
+
+function hardCodedAddresses(step: Step): string[] {
+  return step.script.split('\n').filter((line) => !BASE_DEFAULT.test(line) && !/^\s*#/.test(line) && ADDRESS.test(line));
+}
+
+function runStep(step: Step, env: NodeJS.ProcessEnv, cwd: string, statusFile: string) {
   fs.writeFileSync(statusFile, '');
-  const script = step.script.replace(/localhost:3000/g, hostPort);
-  const run = spawnSync('bash', ['-c', `${PREAMBLE}\n${script}\n${POSTAMBLE}`], { cwd, env, encoding: 'utf8' });
+  const run = spawnSync('bash', ['-c', `${PREAMBLE}\n${step.script}\n${POSTAMBLE}`], { cwd, env, encoding: 'utf8' });
   const statuses = fs.readFileSync(statusFile, 'utf8').split('\n').filter(Boolean).map(Number);
   return { code: run.status, stdout: run.stdout, stderr: run.stderr, statuses };
 }
 
 function check(step: Step, result: ReturnType<typeof runStep>): string[] {
-  const problems: string[] = [];
+  const problems: string[] = hardCodedAddresses(step).map((line) => `names an address instead of $BASE: ${line.trim()}`);
   if (result.code !== 0) problems.push(`exit status ${result.code}`);
   if (result.stderr.trim()) problems.push(`stderr: ${result.stderr.trim()}`);
   if (step.statuses) {
@@ -188,15 +198,16 @@ async function main() {
       TMPDIR: process.env.TMPDIR,
       LANG: 'C.UTF-8',
       TOKEN: service.token,
+      BASE: service.baseUrl,
       README_STATE: path.join(dir, 'state.sh'),
       README_STATUSES: path.join(dir, 'statuses'),
     };
     fs.writeFileSync(env.README_STATE as string, '');
     const baseline = spawnSync('bash', ['-c', `${PREAMBLE}\ncompgen -v`], { env, encoding: 'utf8' }).stdout;
     env.README_BASELINE = baseline.split('\n').filter(Boolean).join(' ') + ' README_BASELINE';
-    const hostPort = new URL(service.baseUrl).host;
+    if (new URL(service.baseUrl).port === '3000') throw new Error('the service must not listen on port 3000 here: the check is that BASE is used');
     for (const step of steps) {
-      const result = runStep(step, env, work, hostPort, env.README_STATUSES as string);
+      const result = runStep(step, env, work, env.README_STATUSES as string);
       const problems = check(step, result);
       const title = step.script.split('\n').find((l) => l.trim() && !l.trim().startsWith('#')) ?? '';
       if (problems.length) {
@@ -205,6 +216,11 @@ async function main() {
       } else {
         console.log(`ok ${step.index} ${title}`);
       }
+    }
+    const left = fs.readdirSync(work);
+    if (left.length) {
+      failed++;
+      console.log(`not ok: the examples left files in the directory they ran in: ${left.join(', ')}`);
     }
   } finally {
     await service.stop();

@@ -3,7 +3,7 @@ import type { Knex } from 'knex';
 import { now as clockNow } from '../../src/clock';
 
 /*
- * An independent oracle for the finance figures (CONTRACT sections 3, 3b and 4): it reads the raw input
+ * An independent oracle for the finance figures (docs/finance-rules.md): it reads the raw input
  * rows (tasks, assignees, every time log, members, dated project roles, the dated rate card, the
  * project's time zone) and recomputes a breakdown and a project list in the most straightforward way,
  * with its own rounding, split, log days (Intl, not SQL) and cost lines. It never reads anything the

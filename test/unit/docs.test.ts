@@ -47,6 +47,29 @@ function anchorsOf(markdown: string): Set<string> {
 
 const isExternal = (target: string) => /^[a-z][a-z0-9+.-]*:/i.test(target);
 
+const lineCount = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8').replace(/\n$/, '').split('\n').length;
+
+/** Folders that are not the repository's own text: installed packages, builds, data, test output. */
+const SKIPPED = new Set(['.git', 'node_modules', 'dist', 'data', 'coverage', 'test-results']);
+const TEXT = /\.(ts|tsx|mts|cts|js|mjs|cjs|json|md|ya?ml|sh|html|css|sql|txt|example)$|^(Dockerfile|run|\.[a-z]+ignore)$/;
+
+/** Every text file of the repository, relative to its root (package-lock.json is generated, not written). */
+function repositoryFiles(dir = ROOT): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return SKIPPED.has(entry.name) ? [] : repositoryFiles(full);
+    if (entry.isSymbolicLink() || !TEXT.test(entry.name) || entry.name === 'package-lock.json') return [];
+    return [path.relative(ROOT, full)];
+  });
+}
+
+/*
+ * What a reader of a clone cannot follow: the folder beside the repository the project was first
+ * specified in, its documents by name, and citations of their sections. Built from parts so this file
+ * does not match itself.
+ */
+const OUTSIDE = [['..', 'shared'].join('/'), ['CONTRACT', 'md'].join('.'), ['CONTRACT', 'section'].join(' '), ['task-breakdown', 'spec'].join('-'), ['', 'work', 'shared'].join('/')];
+
 describe('links in the README and docs/', () => {
   it('finds the documents and their links', () => {
     expect(documents).toEqual(expect.arrayContaining(['README.md', 'docs/api.md', 'docs/finance-rules.md']));
@@ -91,5 +114,38 @@ describe('links in the README and docs/', () => {
     ].join('\n');
     expect(linksOf(markdown)).toEqual(['docs/finance-rules.md#numbers', '../shared/CONTRACT.md', 'docs/api.md']);
     expect([...anchorsOf(markdown)]).toEqual(['get-apitasksid', 'access-tokens-and-roles', 'notes', 'notes-1']);
+  });
+});
+
+describe('the documents stay short and inside the repository', () => {
+  it('keeps the README to 350 lines and BENCHMARKS.md to 400', () => {
+    expect({ 'README.md': lineCount('README.md') <= 350, 'BENCHMARKS.md': lineCount('BENCHMARKS.md') <= 400 }).toEqual({ 'README.md': true, 'BENCHMARKS.md': true });
+  });
+
+  it('has no file that refers to a document outside the repository', () => {
+    const files = repositoryFiles();
+    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/finance-rules.md', 'src/server.ts', 'test/unit/docs.test.ts']));
+    const problems: string[] = [];
+    for (const file of files) {
+      if (file === path.join('test', 'unit', 'docs.test.ts')) continue;
+      const lines = fs.readFileSync(path.join(ROOT, file), 'utf8').split('\n');
+      lines.forEach((line, i) => {
+        const found = OUTSIDE.find((needle) => line.includes(needle));
+        if (found) problems.push(`${file}:${i + 1}: ${found}`);
+      });
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it.each(['README.md', 'BENCHMARKS.md', ...documents.filter((d) => d !== 'README.md')])('%s cites no web page in place of a document of the repository', (document) => {
+    const webLinks = linksOf(fs.readFileSync(path.join(ROOT, document), 'utf8')).filter((link) => /^https?:/i.test(link));
+    expect(webLinks).toEqual([]);
+  });
+
+  it('numbers the finance rules, so that code can cite them', () => {
+    const rules = fs.readFileSync(path.join(ROOT, 'docs/finance-rules.md'), 'utf8');
+    const numbers = [...rules.matchAll(/^## R(\d+)\. /gm)].map((m) => Number(m[1]));
+    expect(numbers.length).toBeGreaterThanOrEqual(18);
+    expect(numbers).toEqual(numbers.map((_, i) => i + 1));
   });
 });

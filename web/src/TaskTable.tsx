@@ -187,10 +187,11 @@ export function TaskTable({ api, list, filter, groupBy, revision, canEdit, loadi
                 {row.getVisibleCells().map((cell, index) => {
                   const numeric = (cell.column.columnDef.meta as { numeric?: boolean } | undefined)?.numeric;
                   const content = flexRender(cell.column.columnDef.cell, cell.getContext());
+                  const label = typeof cell.column.columnDef.header === 'string' ? cell.column.columnDef.header : undefined;
                   return index === 0 ? (
                     <th key={cell.id} scope="row">{content}</th>
                   ) : (
-                    <td key={cell.id} className={numeric ? 'num' : undefined} data-col={cell.column.id}>{content}</td>
+                    <td key={cell.id} className={numeric ? 'num' : undefined} data-col={cell.column.id} data-label={label}>{content}</td>
                   );
                 })}
               </tr>
@@ -200,10 +201,10 @@ export function TaskTable({ api, list, filter, groupBy, revision, canEdit, loadi
         <tfoot>
           <tr className={`totals-row${isNegative(list.totals.variance) ? ' over-budget' : ''}`}>
             <th scope="row">Total</th>
-            <td />
-            <td />
+            <td className="filler" />
+            <td className="filler" />
             {FIGURES.map((figure) => (
-              <td key={figure.key} className="num" data-col={figure.key}>
+              <td key={figure.key} className="num" data-col={figure.key} data-label={figure.header}>
                 {figure.key === 'variance' ? (
                   <Variance value={list.totals.variance} currency={currency} />
                 ) : figure.kind === 'hours' ? (
@@ -225,7 +226,7 @@ function Variance({ value, currency }: { value: Decimal; currency: string }) {
   return (
     <span className={over ? 'variance over' : 'variance'}>
       {formatMoney(value, currency)}
-      {over && <span className="badge">over budget</span>}
+      {over && <span className="badge">over estimate</span>}
     </span>
   );
 }

@@ -5,7 +5,7 @@ import { expectProjectMatchesOracle } from './check';
 
 /*
  * "Today" is the service process's clock (src/clock.ts; libfaketime moves it too), never the database
- * server's, taken in the project's time zone (CONTRACT section 3b rules 1 and 5). A rate or a role that
+ * server's, taken in the project's time zone (docs/finance-rules.md R16.1 and R16.2). A rate or a role that
  * takes effect tomorrow changes the breakdown and the list when the clock passes midnight in that zone,
  * with no write in between: today's rate and role change, and time logged before midnight stays costed
  * at the rate of its own day.

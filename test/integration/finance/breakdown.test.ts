@@ -12,7 +12,7 @@ import {
 } from '../../support/fixtures';
 
 /*
- * Every rule of CONTRACT section 3 through HTTP, with figures computed by hand in the comments.
+ * Every rule of docs/finance-rules.md R1-R11 through HTTP, with figures computed by hand in the comments.
  * Rates: Dev 100/h, QA 50.50/h, Designer has no rate in the card, Eve has no role, Zed is not in the project.
  */
 let h: Harness;

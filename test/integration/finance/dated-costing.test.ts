@@ -5,7 +5,7 @@ import { oracleBreakdown, oracleList, readInputs } from '../../support/oracle';
 import { expectProjectMatchesOracle } from '../figures/check';
 
 /*
- * CONTRACT section 3b by hand: dated rates and roles, cost lines per (role, rate) of each log's day in
+ * docs/finance-rules.md R15-R17 by hand: dated rates and roles, cost lines per (role, rate) of each log's day in
  * the project's time zone, today's rate for estimates, date ranges. Every expected figure is worked out
  * in the comments; every project is also compared with the independent oracle (test/support/oracle.ts).
  * Today is 2026-11-20 (the service clock, set).

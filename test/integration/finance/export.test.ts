@@ -180,7 +180,7 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
 });
 
 /*
- * Cost lines in the exports (CONTRACT section 3b rule 6): Dev at 50.00, 60.00 from 2026-07-01.
+ * Cost lines in the exports (docs/finance-rules.md R15.3): Dev at 50.00, 60.00 from 2026-07-01.
  *   Build (Ann: 3 h on 10 June, 2 h on 2 July; Zed, in no project role: 0.5 h on 1 August)
  *     └ Docs (Ann: 1 h on 5 July)
  */

@@ -7,7 +7,7 @@ import { addToProject, createJobRole, createMember, createProject, createTask, l
 import { expectProjectMatchesOracle } from '../figures/check';
 
 /*
- * POST /rate-card/preview (CONTRACT section 4) against the real change: for random rate cards (roles
+ * POST /rate-card/preview (docs/finance-rules.md R18) against the real change: for random rate cards (roles
  * left out, null rates, effective days in the past, today and the future) on a project with subtasks,
  * several members, dated roles and logs over a year, the preview's `after` of every task it lists is
  * what the breakdown shows once the same PUT is made, its `before` what it showed before; every task it

@@ -5,7 +5,7 @@ import { backendFromEnv, scratchDir } from '../../support/backend';
 import { Finished, RunningService, kill, runToExit, startService, tokenCli } from '../../support/processes';
 
 /*
- * Start-up as a user meets it (CONTRACT section 7): each test runs the real service or its tools as
+ * Start-up as a user meets it (docs/operations.md, Start-up): each test runs the real service or its tools as
  * processes. Generous time limits: a first start creates a database, which is slow on a busy machine.
  */
 jest.setTimeout(10 * 60_000);
