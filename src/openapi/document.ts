@@ -73,7 +73,7 @@ const LINK_HEADER = {
   description:
     'Sent when a next page exists (absent on the last page): `</api/...?after=<cursor>>; rel="next"`, this request\'s path and query with `after` set, relative to the URL called. See docs/api.md, Pagination.',
   schema: { type: 'string' },
-  example: '</api/projects?limit=100&after=WyJwcm9qZWN0cyIsIkFwb2xsbyIsIjlhMGI3YzFkLTIyMjItNDMzMy04NDQ0LTU1NTU2Njc3Nzc3NyJd>; rel="next"',
+  example: '</api/projects?limit=100&after=WyJwcm9qZWN0cyIsIkFwb2xsbyIsIjlhMGI3YzFkLTIyMjItNDMzMy04NDQ0LTU1NTU2NjY2Nzc3NyJd>; rel="next"',
 };
 
 const EXAMPLE_ID = '3f1c1b8e-1111-4222-8333-944455556666';
