@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { buildOpenApiDocument } from '../../../src/openapi/document';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
 import { Api, Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime } from '../../support/fixtures';
@@ -306,5 +307,27 @@ describe('the default and largest page', () => {
     expect(last.body.body.map((r: { name: string }) => r.name)).toEqual(['role 1000']);
     expect(last.headers.link).toBeUndefined();
     expect((await api.get('/api/job-roles?limit=1000').expect(200)).body.body).toHaveLength(1000);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('gives every list route limit and after, and the Link header of its 200', () => {
+    const doc = buildOpenApiDocument() as { paths: Record<string, Record<string, { parameters: { name: string; in: string }[]; responses: Record<string, { headers?: Record<string, unknown> }> }>> };
+    const lists = [
+      '/api/projects',
+      '/api/team-members',
+      '/api/job-roles',
+      '/api/tokens',
+      '/api/tasks/{id}/time-logs',
+      '/api/projects/{id}/members',
+      '/api/projects/{id}/rate-card/history',
+      '/api/project-finance/task/{task_id}/fixed-cost/history',
+    ];
+    for (const path of lists) {
+      const op = doc.paths[path]?.get;
+      expect({ path, query: op?.parameters.filter((p) => p.in === 'query').map((p) => p.name) }).toEqual({ path, query: ['limit', 'after'] });
+      expect({ path, link: Boolean(op?.responses['200']?.headers?.Link) }).toEqual({ path, link: true });
+      expect({ path, has400: Boolean(op?.responses['400']) }).toEqual({ path, has400: true });
+    }
   });
 });
