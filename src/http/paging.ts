@@ -9,8 +9,8 @@ import { isUuid, parseQuery } from './validate';
  * Keyset pagination of every list route (docs/api.md, "Pagination"). A list has a total order: sort
  * keys ending in a key unique within the list (an id). A page is the first `limit` rows after the
  * cursor in that order; the cursor is the sort keys of the last row of the previous page, so a page
- * costs an index range scan however deep it is, and rows written meanwhile never shift the pages
- * (no row is skipped or repeated; a row written behind the cursor shows on no later page).
+ * costs an index range scan however deep it is (never an offset, which reads every row before it),
+ * and rows written meanwhile never shift the pages: none is skipped or repeated.
  */
 
 /** The largest page, and the page when `limit` is not given. */
@@ -21,7 +21,10 @@ type KeyType = 'text' | 'uuid' | 'timestamptz' | 'date' | 'integer';
 
 type SortKey = { sql: string; type: KeyType; descending?: boolean };
 
-/** A list's order: its sort keys (SQL over the list's query), the last one unique; `list` names its cursors. */
+/**
+ * A list's order: its sort keys (SQL over the list's query), never null, the last one unique within the
+ * list; `list` names its cursors, so a cursor of another list is refused.
+ */
 export type ListOrder = { list: string; keys: readonly [SortKey, ...SortKey[]] };
 
 /** A page asked for: at most `limit` rows after the row whose sort keys are `after` (none: from the first). */
@@ -30,7 +33,7 @@ export type PageRequest = { limit: number; after: readonly string[] | null };
 /** A page of rows and the cursor of the next page (null on the last). */
 export type Page<Row> = { rows: Row[]; next: string | null };
 
-/** The first page of the largest size (lists read whole inside the service, and tests). */
+/** The first page of the largest size (for a lookup of one row through a list's query). */
 export const FIRST_PAGE: PageRequest = { limit: MAX_PAGE, after: null };
 
 const LIMIT = /^[0-9]{1,4}$/;
