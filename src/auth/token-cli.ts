@@ -3,8 +3,10 @@ import { DataDirInUseError } from '../db/data-dir-owner';
 import { configuredTarget } from '../db/knex';
 import { migrateToLatest } from '../db/migrate';
 import { openDatabase } from '../db/open-database';
+import { everyRow } from '../http/paging';
 import { DEFAULT_TEAM_ID, ensureDefaultTeam } from '../teams/teams.service';
 import { ROLES, Role } from './roles';
+import { TOKENS_ORDER } from './tokens.repository';
 import { createToken, listTokens, revokeToken } from './tokens.service';
 
 const USAGE = `Usage:
@@ -42,7 +44,7 @@ async function main(args: string[]): Promise<number> {
       const token = await createToken(db, teamId, name, role);
       console.log(`Created ${role} token "${name}" (id ${token.id}). The secret is shown this once:\n${token.token}`);
     } else if (command === 'list') {
-      for (const t of await listTokens(db, teamId)) {
+      for await (const t of everyRow(TOKENS_ORDER, (page) => listTokens(db, teamId, page))) {
         console.log(`${t.id}  ${t.role.padEnd(6)}  ${t.revoked_at ? 'revoked' : 'active '}  ${t.name}`);
       }
     } else {

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../db/prepared';
+import { ListOrder, PageRequest, pagedQuery, takePage } from '../http/paging';
 import { REVOCATION_CHANNEL } from './revocation-listener';
 import type { Role } from './roles';
 
@@ -44,8 +45,18 @@ export async function upsertAdminToken(db: Knex, teamId: string, name: string, s
   );
 }
 
-export async function listTokens(db: Knex, teamId: string) {
-  return db('api_tokens').where({ team_id: teamId }).select(...PUBLIC_COLUMNS).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+/** The tokens list's order: by creation, then id (index api_tokens_list_order_idx). */
+export const TOKENS_ORDER: ListOrder = {
+  list: 'tokens',
+  keys: [
+    { sql: 'created_at', type: 'timestamptz' },
+    { sql: 'id', type: 'uuid' },
+  ],
+};
+
+export async function listTokens(db: Knex, teamId: string, page: PageRequest) {
+  const rows: Pick<TokenRow, (typeof PUBLIC_COLUMNS)[number]>[] = await pagedQuery(db, db('api_tokens').where({ team_id: teamId }).select(...PUBLIC_COLUMNS), TOKENS_ORDER, page);
+  return takePage(rows, TOKENS_ORDER, page);
 }
 
 /**

@@ -1,11 +1,13 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
 import { actorOf, requireRole } from '../http/auth';
+import { pageOf, sendPage } from '../http/paging';
 import { sendSuccess } from '../http/respond';
 import { parseBody, parseId } from '../http/validate';
 import { createTeamWithAdmin } from '../teams/teams.service';
 import type { TokenCache } from './token-cache';
 import { createTeamBody, createTokenBody } from './tokens.schemas';
+import { TOKENS_ORDER } from './tokens.repository';
 import * as service from './tokens.service';
 
 /** Token and team management: admins only. A revoked token is forgotten by this instance's cache at once. */
@@ -17,7 +19,7 @@ export function tokensRouter(db: Knex, cache: TokenCache): Router {
     sendSuccess(res, await service.createToken(db, actorOf(req).teamId, body.name, body.role), 201);
   });
   router.get('/tokens', async (req, res) => {
-    sendSuccess(res, await service.listTokens(db, actorOf(req).teamId));
+    sendPage(req, res, await service.listTokens(db, actorOf(req).teamId, pageOf(req, TOKENS_ORDER)));
   });
   router.delete('/tokens/:id', async (req, res) => {
     const revoked = await service.revokeToken(db, actorOf(req).teamId, parseId(req.params.id));

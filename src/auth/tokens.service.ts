@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { Actor, Role } from './roles';
 import * as tokens from './tokens.repository';
 import { notFound } from '../http/errors';
+import type { PageRequest } from '../http/paging';
 
 const TOKEN_PREFIX = 'pft_';
 
@@ -44,8 +45,9 @@ export async function createToken(db: Knex, teamId: string, name: string, role: 
   return { ...presentToken(row), token };
 }
 
-export async function listTokens(db: Knex, teamId: string) {
-  return (await tokens.listTokens(db, teamId)).map(presentToken);
+export async function listTokens(db: Knex, teamId: string, page: PageRequest) {
+  const { rows, next } = await tokens.listTokens(db, teamId, page);
+  return { rows: rows.map(presentToken), next };
 }
 
 export async function revokeToken(db: Knex, teamId: string, id: string) {

@@ -7,6 +7,7 @@ import { bringCurrent } from './figures';
 import { outsideRequests } from '../db/request-queries';
 import type { Logger } from '../logger';
 import { actorOf } from '../http/auth';
+import { pageOf, sendPage } from '../http/paging';
 import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/respond';
 import type { Limiter } from '../limiter';
 import type { ListCache } from './list-cache';
@@ -14,6 +15,7 @@ import { parseBody, parseId, parseQuery } from '../http/validate';
 import { toCostLinesCsv, toCsv, toXlsx } from './finance.export';
 import { breakdownQuery, exportQuery, fixedCostBody, projectTasksQuery } from './finance.schemas';
 import * as service from './finance.service';
+import { FIXED_COST_HISTORY_ORDER } from '../tasks/tasks.repository';
 
 /**
  * `renders` bounds how many project lists are read and rendered at once (each can be megabytes). With
@@ -104,7 +106,7 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter, 
   });
   router.get('/project-finance/task/:task_id/fixed-cost/history', async (req, res) => {
     const id = parseId(req.params.task_id, 'task_id');
-    sendSuccess(res, await service.fixedCostHistory(db, actorOf(req).teamId, id));
+    sendPage(req, res, await service.fixedCostHistory(db, actorOf(req).teamId, id, pageOf(req, FIXED_COST_HISTORY_ORDER)));
   });
   return router;
 }

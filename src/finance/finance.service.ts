@@ -2,6 +2,7 @@ import type { Knex } from 'knex';
 import { groupBy, groupByInTurns } from '../group-by';
 import type { Actor } from '../auth/roles';
 import { AppError, notFound } from '../http/errors';
+import type { PageRequest } from '../http/paging';
 import { JsonText, jsonArrayInTurns, jsonBytes, numericJson, successEnvelope } from '../http/respond';
 import { checkAmountDecimals } from '../http/validate';
 import type { ProjectRow } from '../projects/projects.repository';
@@ -128,10 +129,10 @@ export async function updateFixedCost(db: Knex, actor: Actor, taskId: string, fi
   });
 }
 
-export async function fixedCostHistory(db: Knex, teamId: string, taskId: string) {
+export async function fixedCostHistory(db: Knex, teamId: string, taskId: string, page: PageRequest) {
   await requireTask(db, teamId, taskId);
-  const rows = await listFixedCostChanges(db, teamId, taskId);
-  return rows.map((row) => ({ ...row, old_value: toDecimal(row.old_value), new_value: toDecimal(row.new_value) }));
+  const { rows, next } = await listFixedCostChanges(db, teamId, taskId, page);
+  return { rows: rows.map((row) => ({ ...row, old_value: toDecimal(row.old_value), new_value: toDecimal(row.new_value) })), next };
 }
 
 /*

@@ -1,8 +1,8 @@
 import cors from 'cors';
 import type { RequestHandler } from 'express';
 
-/** Headers a frontend on another origin may read: the finance version, export file names, tracing, back-off. */
-const EXPOSED = ['ETag', 'Content-Disposition', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy'];
+/** Headers a frontend on another origin may read: the finance version, export file names, tracing, back-off, next pages. */
+const EXPOSED = ['ETag', 'Content-Disposition', 'X-Request-Id', 'Retry-After', 'RateLimit', 'RateLimit-Policy', 'Link'];
 
 /**
  * CORS for the origins in CORS_ORIGINS. Mounted before authentication, so an allowed origin's preflight

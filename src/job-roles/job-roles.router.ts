@@ -1,9 +1,11 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
 import { actorOf } from '../http/auth';
+import { pageOf, sendPage } from '../http/paging';
 import { sendSuccess } from '../http/respond';
 import { parseBody } from '../http/validate';
 import { createJobRoleBody } from './job-roles.schemas';
+import { JOB_ROLES_ORDER } from './job-roles.repository';
 import * as service from './job-roles.service';
 
 export function jobRolesRouter(db: Knex): Router {
@@ -13,7 +15,7 @@ export function jobRolesRouter(db: Knex): Router {
     sendSuccess(res, await service.createJobRole(db, actorOf(req).teamId, body.name), 201);
   });
   router.get('/job-roles', async (req, res) => {
-    sendSuccess(res, await service.listJobRoles(db, actorOf(req).teamId));
+    sendPage(req, res, await service.listJobRoles(db, actorOf(req).teamId, pageOf(req, JOB_ROLES_ORDER)));
   });
   return router;
 }

@@ -27,6 +27,7 @@ import {
 import { archivedTaskResponse, createTaskBody, taskResponse, updateTaskBody } from '../tasks/tasks.schemas';
 import { createTeamMemberBody, teamMemberResponse, updateTeamMemberBody } from '../team-members/team-members.schemas';
 import { createTimeLogBody, timeLogResponse } from '../time-logs/time-logs.schemas';
+import { pageQuery } from '../http/paging';
 import { errorEnvelope, success } from './common';
 
 /*
@@ -47,6 +48,8 @@ type Operation = {
   errors: number[];
   etag?: boolean;
   ifMatch?: boolean;
+  /** A list route: takes `limit` and `after`, announces the next page in `Link` (src/http/paging.ts). */
+  paged?: boolean;
 };
 
 const ERROR_TEXT: Record<number, string> = {
@@ -64,6 +67,14 @@ const ERROR_TEXT: Record<number, string> = {
 };
 
 const read = [400, 401, 403, 404];
+
+/** The response header of a list route that has a next page (src/http/paging.ts). */
+const LINK_HEADER = {
+  description:
+    'Sent when a next page exists (absent on the last page): `</api/...?after=<cursor>>; rel="next"`, this request\'s path and query with `after` set, relative to the URL called. See docs/api.md, Pagination.',
+  schema: { type: 'string' },
+  example: '</api/projects?limit=100&after=WyJwcm9qZWN0cyIsIkFwb2xsbyIsIjlhMGI3YzFkLTIyMjItNDMzMy04NDQ0LTU1NTU2NjY2Nzc3NyJd>; rel="next"',
+};
 
 const EXAMPLE_ID = '3f1c1b8e-1111-4222-8333-944455556666';
 const summaryExample = {
@@ -157,25 +168,25 @@ const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/project-finance/task/{id}/breakdown', tag: 'Finance', role: 'viewer', summary: 'Financial breakdown of a task (with include_subtasks=true: of its subtree)', query: breakdownQuery, ok: { status: 200, schema: breakdownResponse }, errors: read, etag: true },
   { method: 'get', path: '/api/project-finance/project/{project_id}/tasks', tag: 'Finance', role: 'viewer', summary: 'Tasks of a project with rolled-up finance figures, totals and optional groups', query: projectTasksQuery, ok: { status: 200, schema: projectTasksResponse }, errors: read },
   { method: 'put', path: '/api/project-finance/task/{task_id}/fixed-cost', tag: 'Finance', role: 'editor', summary: 'Set the fixed cost of a task (optionally conditional with If-Match)', body: fixedCostBody, example: { fixed_cost: 1250.5 }, ok: { status: 200, schema: taskSummary }, errors: [...write, 412], etag: true, ifMatch: true },
-  { method: 'get', path: '/api/project-finance/task/{task_id}/fixed-cost/history', tag: 'Finance', role: 'viewer', summary: 'Every change of the task\'s fixed cost, newest first', ok: { status: 200, schema: fixedCostHistoryResponse }, errors: read },
+  { method: 'get', path: '/api/project-finance/task/{task_id}/fixed-cost/history', tag: 'Finance', role: 'viewer', summary: 'Every change of the task\'s fixed cost, newest first', ok: { status: 200, schema: fixedCostHistoryResponse }, errors: read, paged: true },
 
   { method: 'post', path: '/api/job-roles', tag: 'Job roles', role: 'editor', summary: 'Create a job role', body: createJobRoleBody, example: { name: 'Engineer' }, ok: { status: 201, schema: jobRoleResponse }, errors: [...write, 409] },
-  { method: 'get', path: '/api/job-roles', tag: 'Job roles', role: 'viewer', summary: 'List job roles', ok: { status: 200, schema: z.array(jobRoleResponse) }, errors: [401, 403] },
+  { method: 'get', path: '/api/job-roles', tag: 'Job roles', role: 'viewer', summary: 'List job roles', ok: { status: 200, schema: z.array(jobRoleResponse) }, errors: [400, 401, 403], paged: true },
 
   { method: 'post', path: '/api/team-members', tag: 'Team members', role: 'editor', summary: 'Create a team member', body: createTeamMemberBody, example: { name: 'Ann Lee', email: 'ann@example.com', avatar_url: 'https://img.example.com/ann.png' }, ok: { status: 201, schema: teamMemberResponse }, errors: [...write, 409] },
-  { method: 'get', path: '/api/team-members', tag: 'Team members', role: 'viewer', summary: 'List team members', ok: { status: 200, schema: z.array(teamMemberResponse) }, errors: [401, 403] },
+  { method: 'get', path: '/api/team-members', tag: 'Team members', role: 'viewer', summary: 'List team members', ok: { status: 200, schema: z.array(teamMemberResponse) }, errors: [400, 401, 403], paged: true },
   { method: 'get', path: '/api/team-members/{id}', tag: 'Team members', role: 'viewer', summary: 'Read a team member', ok: { status: 200, schema: teamMemberResponse }, errors: read },
   { method: 'patch', path: '/api/team-members/{id}', tag: 'Team members', role: 'editor', summary: 'Change a team member', body: updateTeamMemberBody, example: { avatar_url: null }, ok: { status: 200, schema: teamMemberResponse }, errors: [...write, 409] },
 
   { method: 'post', path: '/api/projects', tag: 'Projects', role: 'editor', summary: 'Create a project', body: createProjectBody, example: { name: 'Website relaunch', currency: 'EUR', budget: 50000, time_zone: 'Europe/Paris' }, ok: { status: 201, schema: projectResponse }, errors: [...write, 409] },
-  { method: 'get', path: '/api/projects', tag: 'Projects', role: 'viewer', summary: 'List projects', ok: { status: 200, schema: z.array(projectResponse) }, errors: [401, 403] },
+  { method: 'get', path: '/api/projects', tag: 'Projects', role: 'viewer', summary: 'List projects', ok: { status: 200, schema: z.array(projectResponse) }, errors: [400, 401, 403], paged: true },
   { method: 'get', path: '/api/projects/{id}', tag: 'Projects', role: 'viewer', summary: 'Read a project', ok: { status: 200, schema: projectResponse }, errors: read },
   { method: 'patch', path: '/api/projects/{id}', tag: 'Projects', role: 'editor', summary: 'Change a project (a currency change that strands finer amounts is a 409; a time zone change re-dates every time log)', body: updateProjectBody, example: { budget: 60000 }, ok: { status: 200, schema: projectResponse }, errors: [...write, 409] },
   { method: 'get', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'viewer', summary: 'The project\'s rates in force on a day (default today in its time zone)', query: rateCardQuery, ok: { status: 200, schema: rateCardResponse }, errors: read },
-  { method: 'get', path: '/api/projects/{id}/rate-card/history', tag: 'Projects', role: 'viewer', summary: 'Every rate-card entry, with the day it takes effect and when and by whom it was written', ok: { status: 200, schema: rateCardHistoryResponse }, errors: read },
+  { method: 'get', path: '/api/projects/{id}/rate-card/history', tag: 'Projects', role: 'viewer', summary: 'Every rate-card entry, with the day it takes effect and when and by whom it was written', ok: { status: 200, schema: rateCardHistoryResponse }, errors: read, paged: true },
   { method: 'put', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'admin', summary: 'Set the rate card in force from effective_from on (default today): entries dated on or after it are replaced, earlier ones kept', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 95.5 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: rateCardResponse }, errors: write },
   { method: 'post', path: '/api/projects/{id}/rate-card/preview', tag: 'Projects', role: 'admin', summary: 'Dry run of PUT /rate-card: the project totals and every changed task before and after, nothing written', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 99 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: ratePreviewResponse }, errors: write },
-  { method: 'get', path: '/api/projects/{id}/members', tag: 'Projects', role: 'viewer', summary: 'Members of the project with their job roles', ok: { status: 200, schema: z.array(projectMemberResponse.omit({ project_id: true })) }, errors: read },
+  { method: 'get', path: '/api/projects/{id}/members', tag: 'Projects', role: 'viewer', summary: 'Members of the project with their job roles', ok: { status: 200, schema: z.array(projectMemberResponse.omit({ project_id: true })) }, errors: read, paged: true },
   { method: 'put', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Add a member to the project (201, its first role from the beginning) or change its job role from effective_from on (200)', body: projectMemberBody, example: { job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', effective_from: '2026-12-01' }, ok: { status: 201, alsoStatus: 200, schema: projectMemberResponse }, errors: write },
   { method: 'delete', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Remove a member from the project (409 while assigned to its tasks)', ok: { status: 200, schema: projectMemberResponse }, errors: [...read, 409] },
 
@@ -184,12 +195,12 @@ const OPERATIONS: Operation[] = [
   { method: 'patch', path: '/api/tasks/{id}', tag: 'Tasks', role: 'editor', summary: 'Change a task', body: updateTaskBody, example: { status: 'done', estimated_hours: 12.5 }, ok: { status: 200, schema: taskResponse }, errors: write },
   { method: 'delete', path: '/api/tasks/{id}', tag: 'Tasks', role: 'editor', summary: 'Archive a task and its descendants', ok: { status: 200, schema: archivedTaskResponse }, errors: read },
   { method: 'post', path: '/api/tasks/{id}/time-logs', tag: 'Time logs', role: 'editor', summary: 'Log time on a task (exactly one of hours or seconds)', body: createTimeLogBody, example: { team_member_id: '3f1c1b8e-1111-4222-8333-944455556666', hours: 1.5, logged_at: '2026-11-20T09:30:00Z', note: 'Review' }, ok: { status: 201, schema: timeLogResponse }, errors: write },
-  { method: 'get', path: '/api/tasks/{id}/time-logs', tag: 'Time logs', role: 'viewer', summary: 'Time logs of a task, newest first', ok: { status: 200, schema: z.array(timeLogResponse) }, errors: read },
+  { method: 'get', path: '/api/tasks/{id}/time-logs', tag: 'Time logs', role: 'viewer', summary: 'Time logs of a task, newest first', ok: { status: 200, schema: z.array(timeLogResponse) }, errors: read, paged: true },
   { method: 'delete', path: '/api/time-logs/{id}', tag: 'Time logs', role: 'editor', summary: 'Delete a time log', ok: { status: 200, schema: timeLogResponse }, errors: read },
 
   { method: 'get', path: '/api/session', tag: 'Access', role: 'viewer', summary: 'The calling token\'s team and role (what a screen may show)', ok: { status: 200, schema: sessionResponse }, errors: [401] },
   { method: 'post', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'Create a token (the secret is returned this once)', body: createTokenBody, example: { name: 'ci', role: 'viewer' }, ok: { status: 201, schema: createdTokenResponse }, errors: write },
-  { method: 'get', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'List the team\'s tokens (without secrets)', ok: { status: 200, schema: z.array(tokenResponse) }, errors: [401, 403] },
+  { method: 'get', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'List the team\'s tokens (without secrets)', ok: { status: 200, schema: z.array(tokenResponse) }, errors: [400, 401, 403], paged: true },
   { method: 'delete', path: '/api/tokens/{id}', tag: 'Access', role: 'admin', summary: 'Revoke a token, effective immediately', ok: { status: 200, schema: tokenResponse }, errors: read },
   { method: 'post', path: '/api/teams', tag: 'Access', role: 'admin', summary: 'Create an empty team and its first admin token', body: createTeamBody, example: { name: 'Agency B' }, ok: { status: 201, schema: createdTeamResponse }, errors: write },
 ];
@@ -208,8 +219,9 @@ function parameters(op: Operation) {
     schema: { type: 'string', format: 'uuid' },
     example: EXAMPLE_ID,
   }));
-  const query = op.query
-    ? Object.entries((jsonSchema(op.query, 'input').properties ?? {}) as Record<string, object>).map(([name, schema]) => ({
+  const querySchema = op.paged ? pageQuery : op.query;
+  const query = querySchema
+    ? Object.entries((jsonSchema(querySchema, 'input').properties ?? {}) as Record<string, object>).map(([name, schema]) => ({
         name,
         in: 'query',
         required: false,
@@ -226,6 +238,7 @@ function operationObject(op: Operation) {
   const ok = {
     description: 'Success',
     ...(op.etag ? { headers: { ETag: { description: 'The task\'s finance version, e.g. "3"', schema: { type: 'string' } } } } : {}),
+    ...(op.paged ? { headers: { Link: LINK_HEADER } } : {}),
     content: {
       'application/json': {
         schema: jsonSchema(success(op.ok.schema), 'output'),

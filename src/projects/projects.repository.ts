@@ -3,6 +3,7 @@ import { nowIso, todayIn, todayOf } from '../clock';
 import { hotQuery } from '../db/hot-query';
 import { prepared } from '../db/prepared';
 import { CALCULATOR_VERSION } from '../finance/calculator';
+import { ListOrder, Page, PageRequest, pageSql, takePage } from '../http/paging';
 
 export type ProjectRow = {
   id: string;
@@ -231,9 +232,22 @@ export async function findProject(db: Knex, teamId: string, id: string): Promise
   return prepared(db('projects').where({ team_id: teamId, id }).first(COLUMNS), 'find_project');
 }
 
-export async function listProjects(db: Knex, teamId: string): Promise<ProjectRow[]> {
-  const sql = `select ${COLUMNS.join(', ')} from projects where team_id = :teamId order by name, id`;
-  return (await hotQuery<ProjectRow>(db, 'projects_list', sql, { teamId })).rows;
+/** The projects list's order: by name, then id (index projects_list_order_idx). */
+export const PROJECTS_ORDER: ListOrder = {
+  list: 'projects',
+  keys: [
+    { sql: 'name', type: 'text' },
+    { sql: 'id', type: 'uuid' },
+  ],
+};
+
+/** A page of the team's projects (two statement names: the first page's text differs from the next pages'). */
+export async function listProjects(db: Knex, teamId: string, page: PageRequest): Promise<Page<ProjectRow>> {
+  const paged = pageSql(PROJECTS_ORDER, page);
+  const sql = `select ${COLUMNS.join(', ')}, ${paged.keys} from projects
+    where team_id = :teamId and ${paged.after} order by ${paged.orderBy} limit ${paged.limit}`;
+  const name = page.after ? 'projects_list_after' : 'projects_list';
+  return takePage((await hotQuery<ProjectRow>(db, name, sql, { teamId, ...paged.bindings })).rows, PROJECTS_ORDER, page);
 }
 
 export async function updateProject(
@@ -316,16 +330,28 @@ export type RateHistoryEntry = {
   written_by: string | null;
 };
 
-/** Every entry of the project's rate card, by the day it takes effect, then role name. */
-export async function rateCardHistory(db: Knex, teamId: string, projectId: string): Promise<RateHistoryEntry[]> {
+/** The rate-card history's order: by the day an entry takes effect, then role name, then role id (unique in a project with the day). */
+export const RATE_HISTORY_ORDER: ListOrder = {
+  list: 'rate-card-history',
+  keys: [
+    { sql: 'c.effective_from', type: 'date' },
+    { sql: 'jr.name', type: 'text' },
+    { sql: 'c.job_role_id', type: 'uuid' },
+  ],
+};
+
+/** A page of the entries of the project's rate card, by the day they take effect, then role name. */
+export async function rateCardHistory(db: Knex, teamId: string, projectId: string, page: PageRequest): Promise<Page<RateHistoryEntry>> {
+  const paged = pageSql(RATE_HISTORY_ORDER, page);
   const result = await db.raw(
-    `select c.job_role_id, jr.name as job_role_name, c.hourly_rate, c.effective_from::text as effective_from, c.written_at, c.written_by
+    `select c.job_role_id, jr.name as job_role_name, c.hourly_rate, c.effective_from::text as effective_from, c.written_at, c.written_by,
+            ${paged.keys}
      from project_rate_cards c join job_roles jr on jr.team_id = c.team_id and jr.id = c.job_role_id
-     where c.team_id = :teamId and c.project_id = :projectId
-     order by c.effective_from, jr.name, c.job_role_id`,
-    { teamId, projectId },
+     where c.team_id = :teamId and c.project_id = :projectId and ${paged.after}
+     order by ${paged.orderBy} limit ${paged.limit}`,
+    { teamId, projectId, ...paged.bindings },
   );
-  return result.rows;
+  return takePage(result.rows, RATE_HISTORY_ORDER, page);
 }
 
 /** A dated entry of a project's rate card (rateEntries). */
@@ -386,28 +412,42 @@ export type ProjectMemberEntry = {
   roles: { job_role_id: string | null; job_role_name: string | null; effective_from: string }[];
 };
 
-/** The project's members (or one), with their role today (`today`, in the project's zone) and their role history. */
+/** The project members list's order: by name, then member id. */
+export const PROJECT_MEMBERS_ORDER: ListOrder = {
+  list: 'project-members',
+  keys: [
+    { sql: 'm.name', type: 'text' },
+    { sql: 'pm.team_member_id', type: 'uuid' },
+  ],
+};
+
+/** A page of the project's members (or one), with their role today (`today`, in the project's zone) and their role history. */
 export async function listProjectMembers(
   db: Knex,
   teamId: string,
   projectId: string,
   today: string,
+  page: PageRequest,
   memberId?: string,
-): Promise<ProjectMemberEntry[]> {
+): Promise<Page<ProjectMemberEntry>> {
+  const paged = pageSql(PROJECT_MEMBERS_ORDER, page);
   const result = await db.raw(
     `select pm.team_member_id, m.name,
             (select coalesce(json_agg(json_build_object('job_role_id', r.job_role_id, 'job_role_name', jr.name,
                                                         'effective_from', r.effective_from::text) order by r.effective_from), '[]')::text
              from project_member_roles r left join job_roles jr on jr.team_id = r.team_id and jr.id = r.job_role_id
-             where r.team_id = pm.team_id and r.project_id = pm.project_id and r.team_member_id = pm.team_member_id) as roles_json
+             where r.team_id = pm.team_id and r.project_id = pm.project_id and r.team_member_id = pm.team_member_id) as roles_json,
+            ${paged.keys}
      from project_members pm
      join team_members m on m.team_id = pm.team_id and m.id = pm.team_member_id
      where pm.team_id = :teamId and pm.project_id = :projectId
        and (cast(:memberId as uuid) is null or pm.team_member_id = cast(:memberId as uuid))
-     order by m.name, pm.team_member_id`,
-    { teamId, projectId, memberId: memberId ?? null },
+       and ${paged.after}
+     order by ${paged.orderBy} limit ${paged.limit}`,
+    { teamId, projectId, memberId: memberId ?? null, ...paged.bindings },
   );
-  return (result.rows as { team_member_id: string; name: string; roles_json: string }[]).map((row) => {
+  const { rows, next } = takePage(result.rows as { team_member_id: string; name: string; roles_json: string }[], PROJECT_MEMBERS_ORDER, page);
+  const entries = rows.map((row) => {
     const roles = JSON.parse(row.roles_json) as ProjectMemberEntry['roles'];
     const current = roles.filter((entry) => entry.effective_from <= today).at(-1) ?? roles[0];
     return {
@@ -418,6 +458,7 @@ export async function listProjectMembers(
       roles,
     };
   });
+  return { rows: entries, next };
 }
 
 /**

@@ -1,10 +1,12 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
 import { actorOf, requireRole } from '../http/auth';
+import { linkNext, pageOf, sendPage } from '../http/paging';
 import { sendSuccess } from '../http/respond';
 import { parseBody, parseId, parseQuery } from '../http/validate';
 import { previewRateCard } from '../finance/preview';
 import { createProjectBody, projectMemberBody, rateCardBody, rateCardQuery, updateProjectBody } from './projects.schemas';
+import { PROJECTS_ORDER, PROJECT_MEMBERS_ORDER, RATE_HISTORY_ORDER } from './projects.repository';
 import * as service from './projects.service';
 
 export function projectsRouter(db: Knex): Router {
@@ -14,7 +16,7 @@ export function projectsRouter(db: Knex): Router {
     sendSuccess(res, await service.createProject(db, actorOf(req).teamId, body), 201);
   });
   router.get('/projects', async (req, res) => {
-    sendSuccess(res, await service.listProjects(db, actorOf(req).teamId));
+    sendPage(req, res, await service.listProjects(db, actorOf(req).teamId, pageOf(req, PROJECTS_ORDER)));
   });
   router.get('/projects/:id', async (req, res) => {
     sendSuccess(res, service.presentProject(await service.getProject(db, actorOf(req).teamId, parseId(req.params.id))));
@@ -31,7 +33,10 @@ export function projectsRouter(db: Knex): Router {
     sendSuccess(res, await service.getRateCard(db, actorOf(req).teamId, id, query.date));
   });
   router.get('/projects/:id/rate-card/history', async (req, res) => {
-    sendSuccess(res, await service.rateCardHistory(db, actorOf(req).teamId, parseId(req.params.id)));
+    const id = parseId(req.params.id);
+    const { body, next } = await service.rateCardHistory(db, actorOf(req).teamId, id, pageOf(req, RATE_HISTORY_ORDER));
+    linkNext(req, res, next);
+    sendSuccess(res, body);
   });
   router.put('/projects/:id/rate-card', requireRole('admin'), async (req, res) => {
     const id = parseId(req.params.id);
@@ -45,7 +50,8 @@ export function projectsRouter(db: Knex): Router {
   });
 
   router.get('/projects/:id/members', async (req, res) => {
-    sendSuccess(res, await service.listProjectMembers(db, actorOf(req).teamId, parseId(req.params.id)));
+    const id = parseId(req.params.id);
+    sendPage(req, res, await service.listProjectMembers(db, actorOf(req).teamId, id, pageOf(req, PROJECT_MEMBERS_ORDER)));
   });
   router.put('/projects/:id/members/:team_member_id', requireRole('admin'), async (req, res) => {
     const id = parseId(req.params.id);

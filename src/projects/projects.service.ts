@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { isUniqueViolation } from '../db/errors';
 import { minorUnit, isSupportedCurrency, toDecimal } from '../finance/money';
 import { AppError, conflict, fieldError, notFound, validationError } from '../http/errors';
+import { FIRST_PAGE, PageRequest } from '../http/paging';
 import { checkAmountDecimals } from '../http/validate';
 import { todayIn } from '../clock';
 import type { Actor } from '../auth/roles';
@@ -108,21 +109,26 @@ export async function updateProject(db: Knex, teamId: string, id: string, body: 
   });
 }
 
-export async function listProjects(db: Knex, teamId: string) {
-  return (await repo.listProjects(db, teamId)).map(presentProject);
+export async function listProjects(db: Knex, teamId: string, page: PageRequest) {
+  const { rows, next } = await repo.listProjects(db, teamId, page);
+  return { rows: rows.map(presentProject), next };
 }
 
 export async function getRateCard(db: Knex, teamId: string, projectId: string, date?: string) {
   return presentRateCard(db, teamId, await getProject(db, teamId, projectId), date);
 }
 
-export async function rateCardHistory(db: Knex, teamId: string, projectId: string) {
+/** A page of the rate card's history: the project's fields, and a page of its entries (`next`: the cursor of the next one). */
+export async function rateCardHistory(db: Knex, teamId: string, projectId: string, page: PageRequest) {
   const project = await getProject(db, teamId, projectId);
-  const entries = await repo.rateCardHistory(db, teamId, projectId);
+  const entries = await repo.rateCardHistory(db, teamId, projectId, page);
   return {
-    project_id: project.id,
-    currency: project.currency,
-    entries: entries.map((entry) => ({ ...entry, hourly_rate: entry.hourly_rate === null ? null : toDecimal(entry.hourly_rate) })),
+    body: {
+      project_id: project.id,
+      currency: project.currency,
+      entries: entries.rows.map((entry) => ({ ...entry, hourly_rate: entry.hourly_rate === null ? null : toDecimal(entry.hourly_rate) })),
+    },
+    next: entries.next,
   };
 }
 
@@ -194,9 +200,9 @@ export async function replaceRateCard(db: Knex, actor: Actor, projectId: string,
   });
 }
 
-export async function listProjectMembers(db: Knex, teamId: string, projectId: string) {
+export async function listProjectMembers(db: Knex, teamId: string, projectId: string, page: PageRequest) {
   const project = await getProject(db, teamId, projectId);
-  return repo.listProjectMembers(db, teamId, projectId, todayIn(project.time_zone));
+  return repo.listProjectMembers(db, teamId, projectId, todayIn(project.time_zone), page);
 }
 
 export async function setProjectMember(db: Knex, actor: Actor, projectId: string, memberId: string, body: z.infer<typeof projectMemberBody>) {
@@ -213,7 +219,7 @@ export async function setProjectMember(db: Knex, actor: Actor, projectId: string
     const added = await repo.setProjectMemberRole(trx, teamId, projectId, memberId, jobRoleId, body.effective_from ?? today, actor.tokenName);
     // New to the project: its role counts from the beginning, also for time it logged before joining.
     if (added) await repo.recordMemberChange(trx, teamId, projectId, memberId, repo.BEGINNING);
-    const [entry] = await repo.listProjectMembers(trx, teamId, projectId, today, memberId);
+    const [entry] = (await repo.listProjectMembers(trx, teamId, projectId, today, FIRST_PAGE, memberId)).rows;
     return { added, member: { project_id: projectId, ...entry } };
   });
 }
@@ -223,7 +229,7 @@ export async function removeProjectMember(db: Knex, teamId: string, projectId: s
     // The project's lock serialises this with assignee changes, so no task gains the member meanwhile;
     // the tasks it logged time on lose its role and rate, on every day.
     const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId, from: '-infinity' });
-    const [entry] = await repo.listProjectMembers(trx, teamId, projectId, todayIn(project.time_zone), memberId);
+    const [entry] = (await repo.listProjectMembers(trx, teamId, projectId, todayIn(project.time_zone), FIRST_PAGE, memberId)).rows;
     if (!entry) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Project member');
     const assigned = await repo.tasksAssignedTo(trx, teamId, projectId, memberId);
     if (assigned.length) {

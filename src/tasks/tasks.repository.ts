@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../db/prepared';
+import { ListOrder, Page, PageRequest, pagedQuery, takePage } from '../http/paging';
 
 export type TaskRow = {
   id: string;
@@ -143,9 +144,21 @@ export async function insertFixedCostChange(db: Knex, teamId: string, change: Fi
   await db('fixed_cost_history').insert({ team_id: teamId, ...change });
 }
 
-export async function listFixedCostChanges(db: Knex, teamId: string, taskId: string) {
-  return db('fixed_cost_history')
+/** The fixed-cost history's order: newest first (finance version, then time, then id; index fixed_cost_history_order_idx). */
+export const FIXED_COST_HISTORY_ORDER: ListOrder = {
+  list: 'fixed-cost-history',
+  keys: [
+    { sql: 'finance_version', type: 'integer', descending: true },
+    { sql: 'changed_at', type: 'timestamptz', descending: true },
+    { sql: 'id', type: 'uuid', descending: true },
+  ],
+};
+
+export type FixedCostChangeRow = Omit<FixedCostChange, 'task_id'> & { id: string; changed_at: Date };
+
+export async function listFixedCostChanges(db: Knex, teamId: string, taskId: string, page: PageRequest): Promise<Page<FixedCostChangeRow>> {
+  const query = db('fixed_cost_history')
     .where({ team_id: teamId, task_id: taskId })
-    .select('id', 'old_value', 'new_value', 'finance_version', 'changed_by', 'changed_by_token_id', 'changed_at')
-    .orderBy([{ column: 'finance_version', order: 'desc' }, { column: 'changed_at', order: 'desc' }]);
+    .select('id', 'old_value', 'new_value', 'finance_version', 'changed_by', 'changed_by_token_id', 'changed_at');
+  return takePage(await pagedQuery(db, query, FIXED_COST_HISTORY_ORDER, page), FIXED_COST_HISTORY_ORDER, page);
 }

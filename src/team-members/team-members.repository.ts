@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { ListOrder, Page, PageRequest, pagedQuery, takePage } from '../http/paging';
 
 export type TeamMemberRow = {
   id: string;
@@ -37,8 +38,18 @@ export async function updateTeamMember(
   return row;
 }
 
-export async function listTeamMembers(db: Knex, teamId: string): Promise<TeamMemberRow[]> {
-  return db('team_members').where({ team_id: teamId }).select(COLUMNS).orderBy([{ column: 'name' }, { column: 'id' }]);
+/** The team members list's order: by name, then id (index team_members_list_order_idx). */
+export const TEAM_MEMBERS_ORDER: ListOrder = {
+  list: 'team-members',
+  keys: [
+    { sql: 'name', type: 'text' },
+    { sql: 'id', type: 'uuid' },
+  ],
+};
+
+export async function listTeamMembers(db: Knex, teamId: string, page: PageRequest): Promise<Page<TeamMemberRow>> {
+  const rows = await pagedQuery(db, db('team_members').where({ team_id: teamId }).select(COLUMNS), TEAM_MEMBERS_ORDER, page);
+  return takePage(rows, TEAM_MEMBERS_ORDER, page);
 }
 
 /** The ids among `ids` that are members of the team. */

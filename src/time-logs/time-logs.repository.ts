@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { hotQuery } from '../db/hot-query';
+import { ListOrder, Page, PageRequest, pagedQuery, takePage } from '../http/paging';
 import { projectOfTaskShared } from '../projects/projects.repository';
 
 export type TimeLogRow = {
@@ -107,12 +108,18 @@ export async function deleteTimeLog(db: Knex, teamId: string, id: string): Promi
   return row;
 }
 
-export async function listTimeLogs(db: Knex, teamId: string, taskId: string): Promise<TimeLogRow[]> {
-  return db('time_logs')
-    .where({ team_id: teamId, task_id: taskId })
-    .select(COLUMNS)
-    .orderBy([{ column: 'logged_at', order: 'desc' }, { column: 'id' }])
-    .limit(10_000);
+/** A task's time logs' order: newest logged_at first, then id (index time_logs_task_order_idx). */
+export const TIME_LOGS_ORDER: ListOrder = {
+  list: 'time-logs',
+  keys: [
+    { sql: 'logged_at', type: 'timestamptz', descending: true },
+    { sql: 'id', type: 'uuid' },
+  ],
+};
+
+export async function listTimeLogs(db: Knex, teamId: string, taskId: string, page: PageRequest): Promise<Page<TimeLogRow>> {
+  const rows = await pagedQuery(db, db('time_logs').where({ team_id: teamId, task_id: taskId }).select(COLUMNS), TIME_LOGS_ORDER, page);
+  return takePage(rows, TIME_LOGS_ORDER, page);
 }
 
 /** The project of a task, archived or not (tasks never move between projects). */

@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { fieldError, notFound } from '../http/errors';
+import type { PageRequest } from '../http/paging';
 import { nowIso } from '../clock';
 import { hoursFromSeconds, secondsFromHours } from '../finance/money';
 import { lockProjectForWrite } from '../projects/projects.service';
@@ -28,9 +29,10 @@ export async function createTimeLog(db: Knex, teamId: string, taskId: string, bo
   return presentTimeLog(log);
 }
 
-export async function listTimeLogs(db: Knex, teamId: string, taskId: string) {
+export async function listTimeLogs(db: Knex, teamId: string, taskId: string, page: PageRequest) {
   await requireTask(db, teamId, taskId);
-  return (await repo.listTimeLogs(db, teamId, taskId)).map(presentTimeLog);
+  const { rows, next } = await repo.listTimeLogs(db, teamId, taskId, page);
+  return { rows: rows.map(presentTimeLog), next };
 }
 
 export async function deleteTimeLog(db: Knex, teamId: string, id: string) {

@@ -42,6 +42,8 @@ describe('CORS_ORIGINS set', () => {
     expect(ok.headers['access-control-allow-origin']).toBe(ALSO_ALLOWED);
     expect(String(ok.headers['access-control-expose-headers'])).toMatch(/ETag/);
     expect(String(ok.headers['access-control-expose-headers'])).toMatch(/Content-Disposition/);
+    // The next page of a list (docs/api.md, Pagination) must be readable by a page on another origin.
+    expect(String(ok.headers['access-control-expose-headers'])).toMatch(/\bLink\b/);
 
     const unauthorised = await request(app).get('/api/projects').set('Origin', ALLOWED).expect(401);
     expect(unauthorised.headers['access-control-allow-origin']).toBe(ALLOWED);

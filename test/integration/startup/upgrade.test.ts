@@ -43,6 +43,16 @@ beforeAll(async () => {
   }
 }, 120_000);
 
+/** Undoes the migration `first` and every later one, newest first (so a new migration leaves these tests as they are). */
+async function undoFrom(first: string): Promise<void> {
+  for (;;) {
+    const [completed] = (await db.migrate.list({ migrationSource })) as [({ name: string } | string)[], unknown];
+    const last = completed.map((entry) => (typeof entry === 'string' ? entry : entry.name)).sort().at(-1);
+    if (last === undefined || last < first) return;
+    await db.migrate.down({ migrationSource });
+  }
+}
+
 afterAll(async () => {
   await db.destroy();
   await dropDatabase();
@@ -52,7 +62,7 @@ it('keeps every figure of a database made by the previous release, and adds its 
   // The previous release's schema: the first three migrations.
   for (let i = 0; i < 3; i++) await db.migrate.up({ migrationSource });
   const [, pending] = (await db.migrate.list({ migrationSource })) as [unknown, string[]];
-  expect(pending).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor']);
+  expect(pending).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor', '20261127_011_list_order_indexes']);
 
   const { team, token } = await createTeamWithAdmin(db, 'upgraded team');
   const t = team.id;
@@ -95,7 +105,7 @@ it('keeps every figure of a database made by the previous release, and adds its 
     { team_id: t, project_id: p, task_id: child.id, team_member_id: bo.id, total_seconds: 3600, log_count: 1 },
   ]);
 
-  expect(await migrateToLatest(db)).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor']);
+  expect(await migrateToLatest(db)).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor', '20261127_011_list_order_indexes']);
   const app = createApp({ db, logger: createLogger('silent'), tokenCacheSeconds: 3600, listCacheMb: 0 });
   const get = async (path: string) => {
     const res = await request(app).get(path).set('Authorization', `Bearer ${token}`);
@@ -212,7 +222,7 @@ it('recomputes figures stored before the totals were (006) before any read answe
 
   // Back to the previous release: 010 to 006 undone, the figures stamped by its calculator (version 2).
   expect(CALCULATOR_VERSION).toBeGreaterThan(PREVIOUS_CALCULATOR_VERSION);
-  for (let i = 0; i < 5; i++) await db.migrate.down({ migrationSource });
+  await undoFrom('20261125_006_stored_totals');
   await db('project_figures').where({ team_id: h.teamId }).update({ calculator_version: PREVIOUS_CALCULATOR_VERSION });
   await db.migrate.latest({ migrationSource });
   const withoutTotals = async (projectId: string) => {
@@ -253,7 +263,7 @@ it('marks the tasks a previous release created and no refresh computed yet (009)
   await expectProjectMatchesOracle(h, project.id);
 
   // The previous release's task creation: the project's revision bumped, the task written, no mark.
-  for (let i = 0; i < 2; i++) await db.migrate.down({ migrationSource });
+  await undoFrom('20261126_009_new_task_marks');
   const [created] = await db('tasks')
     .insert({ team_id: h.teamId, project_id: project.id, parent_task_id: parent.id, name: 'Made before the upgrade', estimated_hours: '2.5' })
     .returning('id');
@@ -275,7 +285,7 @@ it('leaves room on the pages of task_labor for HOT updates (010), and gives it b
     return (result.rows[0]?.reloptions ?? []) as string[];
   };
   expect(await fillfactor()).toEqual(['fillfactor=50']);
-  await db.migrate.down({ migrationSource });
+  await undoFrom('20261126_010_labor_fillfactor');
   expect(await fillfactor()).toEqual([]);
   await db.migrate.latest({ migrationSource });
   expect(await fillfactor()).toEqual(['fillfactor=50']);
