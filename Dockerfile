@@ -1,6 +1,10 @@
 # syntax=docker/dockerfile:1
+# Node 24 (LTS), pinned to an exact release so a rebuild runs what was tested; both stages use it.
+# Move it with `engines` in package.json and the Node 24 leg of .ci/run (docs/operations.md).
+ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+
 # Build stage: compile TypeScript with the dev dependencies, then keep only the runtime ones.
-FROM node:20-bookworm-slim AS build
+FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
@@ -12,7 +16,7 @@ COPY web ./web
 RUN npm run build && npm run build:web && npm prune --omit=dev
 
 # Runtime stage: compiled code and production dependencies, run as the unprivileged node user.
-FROM node:20-bookworm-slim
+FROM ${NODE_IMAGE}
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \

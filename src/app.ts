@@ -12,7 +12,8 @@ import { createListCache } from './finance/list-cache';
 import { createLimiter } from './limiter';
 import { requireToken, roleByMethod } from './http/auth';
 import { corsFor } from './http/cors';
-import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
+import { jsonBody } from './http/body';
+import { errorHandler, routeNotFound } from './http/error-handler';
 import { createMetrics } from './http/metrics';
 import { admissionInTurns } from './http/admission';
 import { rateLimit } from './http/rate-limit';
@@ -135,7 +136,7 @@ export function createApp(deps: AppDeps): Express {
   const tokenCache = deps.tokenCache ?? createTokenCache(tokenCacheSeconds * 1000);
   api.use(requireToken(db, tokenCache), roleByMethod);
   if (deps.teamShare) api.use(teamShare(deps.teamShare));
-  api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
+  api.use(jsonBody());
   api.use(cancelQueriesWhenClientLeaves(db));
   // Each router only sees the paths its routes start with (http/gate.ts).
   api.use(gated(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), createLimiter(listRenders), deps.refreshBehindBreakdowns ? logger : undefined)));

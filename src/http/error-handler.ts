@@ -96,28 +96,3 @@ export function errorHandler(logger: Logger) {
 export function routeNotFound(req: Request) {
   throw new AppError(404, 'ROUTE_NOT_FOUND', `No route for ${req.method} ${req.path}`);
 }
-
-const TAKES_BODY = new Set(['POST', 'PUT', 'PATCH']);
-const CHARSET = /;\s*charset\s*=\s*"?([^";\s]*)/i;
-
-/**
- * Every POST, PUT and PATCH route takes a JSON object: an empty request is refused (body-parser would
- * read it as `{}`, which a PATCH would accept as a no-op), and a body that is not JSON is a 415.
- */
-export function requireJsonBody(req: Request, _res: Response, next: NextFunction) {
-  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined;
-  if (hasBody && !req.is(['application/json', 'application/*+json'])) {
-    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be JSON (Content-Type: application/json)');
-  }
-  // JSON is UTF-8 (RFC 8259); body-parser would also decode UTF-16 and UTF-32, which nothing here expects.
-  const charset = CHARSET.exec(req.headers['content-type'] ?? '')?.[1]?.toLowerCase();
-  if (hasBody && charset !== undefined && charset !== 'utf-8' && charset !== 'utf8') {
-    throw new AppError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The request body must be UTF-8 JSON');
-  }
-  if (!hasBody && TAKES_BODY.has(req.method)) {
-    throw new AppError(400, 'VALIDATION_ERROR', 'A JSON object body is required (Content-Type: application/json)', [
-      { path: '(body)', message: 'is required' },
-    ]);
-  }
-  next();
-}

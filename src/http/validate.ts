@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BodyFailure } from './body';
 import { AppError, ErrorCode, ErrorDetail, fieldError, validationError } from './errors';
 import { decimalPlaces, minorUnit } from '../finance/money';
 
@@ -87,8 +88,9 @@ function describe(details: ErrorDetail[]): string {
   return details.map((d) => `${d.path} ${d.message}`).join('; ');
 }
 
-/** Parses a JSON body (requireJsonBody has made sure there is one). */
+/** Parses a JSON body; a body that could not be read (missing, malformed, not JSON) throws why (http/body.ts). */
 export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
+  if (body instanceof BodyFailure) throw body.error;
   const parsed = schema.safeParse(body);
   if (parsed.success) return parsed.data;
   const details = detailsOf(parsed.error);

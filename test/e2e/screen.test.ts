@@ -5,6 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { BrowserContext, Locator, Page, chromium } from 'playwright-core';
 import { scratchDir } from '../support/backend';
+import { describeIf } from '../support/skip';
 import { ROOT, RunningService, kill, startService } from '../support/processes';
 
 /*
@@ -19,7 +20,7 @@ const haveChromium = fs.existsSync(CHROMIUM);
 if (!haveChromium) {
   console.warn(`Skipping the finance screen's end-to-end tests: ${CHROMIUM} is missing (apt-get install -y chromium; CI installs it).`);
 }
-const describeInBrowser = haveChromium ? describe : describe.skip;
+const describeInBrowser = describeIf(haveChromium, `skipped: ${CHROMIUM} is missing`);
 
 jest.setTimeout(10 * 60_000);
 

@@ -1,6 +1,7 @@
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { describeIf, itIf } from './skip';
 
 /*
  * Which database the integration suite runs on, decided once by the global setup and handed to the
@@ -26,3 +27,9 @@ export function backendFromEnv(): Backend {
 export function scratchDir(prefix: string): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
 }
+
+/** `describe` on a PostgreSQL server; on PGlite skipped, its title saying why (`reason`). */
+export const describeOnPostgres = (reason: string) => describeIf(backendFromEnv().kind === 'postgres', `skipped on PGlite: ${reason}`);
+
+/** `it` on a PostgreSQL server; on PGlite skipped, its title saying why (`reason`). */
+export const itOnPostgres = (reason: string) => itIf(backendFromEnv().kind === 'postgres', `skipped on PGlite: ${reason}`);

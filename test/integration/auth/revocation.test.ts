@@ -4,7 +4,7 @@ import { createTokenCache } from '../../../src/auth/token-cache';
 import { upsertAdminToken } from '../../../src/auth/tokens.repository';
 import { hashSecret } from '../../../src/auth/tokens.service';
 import { createLogger } from '../../../src/logger';
-import { backendFromEnv } from '../../support/backend';
+import { backendFromEnv, describeOnPostgres } from '../../support/backend';
 import { Api, Harness, startHarness } from '../../support/harness';
 
 /*
@@ -14,7 +14,7 @@ import { Api, Harness, startHarness } from '../../support/harness';
  * process only: there is no other instance to tell (reported as skipped).
  */
 const backend = backendFromEnv();
-const describeOnServer = backend.kind === 'postgres' ? describe : describe.skip;
+const describeOnServer = describeOnPostgres('one process opens PGlite, so there is no second instance to tell');
 
 describeOnServer('token revocation across instances', () => {
   let h: Harness;

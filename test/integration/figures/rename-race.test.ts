@@ -1,4 +1,4 @@
-import { backendFromEnv } from '../../support/backend';
+import { describeOnPostgres } from '../../support/backend';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createMember, createTask, projectWithMember } from '../../support/fixtures';
 import { expectBreakdownMatchesOracle, expectListMatchesOracle } from './check';
@@ -8,7 +8,7 @@ import { expectBreakdownMatchesOracle, expectListMatchesOracle } from './check';
  * estimate split, so 0.01 h assigned to "mmm" and to a member renamed from "zzz..." to "aaa..." must go
  * to the renamed one. Fifty rounds on PostgreSQL (PGlite has one connection: nothing runs concurrently).
  */
-const onPostgres = backendFromEnv().kind === 'postgres' ? describe : describe.skip;
+const onPostgres = describeOnPostgres('one connection, so nothing races');
 
 let h: Harness;
 beforeAll(async () => {

@@ -1,7 +1,7 @@
 import { createApp } from '../../../src/app';
 import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
-import { backendFromEnv } from '../../support/backend';
+import { backendFromEnv, describeOnPostgres } from '../../support/backend';
 import { Api, Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from './check';
@@ -10,7 +10,7 @@ import { expectProjectMatchesOracle } from './check';
  * Two instances of the service (two apps, two connection pools, two list caches) on one PostgreSQL:
  * a write through either is seen by both at once, and both answer what the oracle computes.
  */
-const onPostgres = backendFromEnv().kind === 'postgres' ? describe : describe.skip;
+const onPostgres = describeOnPostgres('one process opens PGlite, so there is no second instance');
 
 let h: Harness;
 let db2: Db | undefined;

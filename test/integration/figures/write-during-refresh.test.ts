@@ -1,4 +1,4 @@
-import { backendFromEnv } from '../../support/backend';
+import { describeOnPostgres } from '../../support/backend';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from './check';
@@ -8,7 +8,7 @@ import { expectProjectMatchesOracle } from './check';
  * blocks them, and never loses what they changed. After each burst of concurrent reads and writes,
  * every figure matches the oracle. PostgreSQL only (PGlite runs one statement at a time).
  */
-const onPostgres = backendFromEnv().kind === 'postgres' ? describe : describe.skip;
+const onPostgres = describeOnPostgres('one statement at a time, so no write lands during a recompute');
 
 let h: Harness;
 beforeAll(async () => {

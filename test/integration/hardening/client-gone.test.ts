@@ -9,7 +9,7 @@ import { cancelQueriesWhenClientLeaves, outsideRequests } from '../../../src/db/
 import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
-import { backendFromEnv } from '../../support/backend';
+import { backendFromEnv, describeOnPostgres } from '../../support/backend';
 import { Api } from '../../support/harness';
 
 /*
@@ -19,7 +19,7 @@ import { Api } from '../../support/harness';
  * PostgreSQL server only (PGlite runs in-process, one statement at a time).
  */
 const backend = backendFromEnv();
-const describeOnServer = backend.kind === 'postgres' ? describe : describe.skip;
+const describeOnServer = describeOnPostgres('in-process, one statement at a time, so there is no server-side statement to cancel');
 const APP_NAME = 'pfs-client-gone-test';
 
 async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {

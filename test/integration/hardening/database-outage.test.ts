@@ -6,7 +6,7 @@ import { hashSecret } from '../../../src/auth/tokens.service';
 import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
-import { backendFromEnv } from '../../support/backend';
+import { backendFromEnv, describeOnPostgres } from '../../support/backend';
 import { Api } from '../../support/harness';
 
 /*
@@ -15,7 +15,7 @@ import { Api } from '../../support/harness';
  * stops listening and cuts every connection. PGlite is in-process and cannot be cut off this way.
  */
 const backend = backendFromEnv();
-const describeOnServer = backend.kind === 'postgres' ? describe : describe.skip;
+const describeOnServer = describeOnPostgres('in-process, so there is no connection to cut');
 
 class Proxy {
   private server: net.Server | undefined;

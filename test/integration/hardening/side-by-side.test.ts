@@ -4,7 +4,7 @@ import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
 import { lockTaskForWrite } from '../../../src/tasks/tasks.service';
-import { backendFromEnv } from '../../support/backend';
+import { backendFromEnv, describeOnPostgres } from '../../support/backend';
 import { Api } from '../../support/harness';
 
 /*
@@ -15,7 +15,7 @@ import { Api } from '../../support/harness';
  * PGlite is one connection in-process: nothing runs side by side there.
  */
 const backend = backendFromEnv();
-const describeOnServer = backend.kind === 'postgres' ? describe : describe.skip;
+const describeOnServer = describeOnPostgres('one connection, so nothing runs side by side');
 
 describeOnServer('time logs on one project run side by side (PostgreSQL)', () => {
   let db: Db;

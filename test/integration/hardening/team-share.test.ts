@@ -3,7 +3,7 @@ import { createApp } from '../../../src/app';
 import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
-import { backendFromEnv } from '../../support/backend';
+import { backendFromEnv, describeOnPostgres } from '../../support/backend';
 
 /*
  * One team flooding a busy task must not take the connections other teams need. Team B's writes wait
@@ -13,7 +13,7 @@ import { backendFromEnv } from '../../support/backend';
  * PostgreSQL server only: PGlite is one connection in this process.
  */
 const backend = backendFromEnv();
-const describeOnServer = backend.kind === 'postgres' ? describe : describe.skip;
+const describeOnServer = describeOnPostgres('one connection in this process, so there is no pool to take');
 const APP_NAME = 'pfs-team-share-test';
 
 async function until(what: string, probe: () => Promise<boolean> | boolean): Promise<void> {

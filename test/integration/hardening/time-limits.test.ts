@@ -3,7 +3,7 @@ import { createApp } from '../../../src/app';
 import { createDb, Db } from '../../../src/db/knex';
 import { createLogger } from '../../../src/logger';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
-import { backendFromEnv } from '../../support/backend';
+import { backendFromEnv, describeOnPostgres } from '../../support/backend';
 import { Api } from '../../support/harness';
 
 /*
@@ -12,7 +12,7 @@ import { Api } from '../../support/harness';
  * Retry-After instead of hanging. PGlite is one connection in-process, with nothing to wait for.
  */
 const backend = backendFromEnv();
-const describeOnServer = backend.kind === 'postgres' ? describe : describe.skip;
+const describeOnServer = describeOnPostgres('one connection in-process, so nothing waits on a lock or a timeout');
 
 describeOnServer('time limits on the database connections (PostgreSQL)', () => {
   let db: Db;

@@ -1,3 +1,4 @@
+import request from 'supertest';
 import { Harness, startHarness } from '../../support/harness';
 
 let h: Harness;
@@ -30,6 +31,44 @@ describe('HTTP conventions', () => {
     const res = await h.api.get('/api/nothing-here').expect(404);
     expect(res.body).toEqual({ success: false, error: { code: 'ROUTE_NOT_FOUND', message: 'No route for GET /api/nothing-here' } });
     await h.api.as(undefined).get('/nothing').expect(404);
+  });
+
+  it('answers an unknown route 404 whatever its method and body, after the token check', async () => {
+    const big = JSON.stringify({ name: 'x'.repeat(110 * 1024) });
+    const bodies: [string, string | undefined, string | undefined][] = [
+      ['none', undefined, undefined],
+      ['JSON', 'application/json', '{"name":"x"}'],
+      ['malformed JSON', 'application/json', '{"name": "x"'],
+      ['a JSON scalar', 'application/json', '"just a string"'],
+      ['text', 'text/plain', 'hello'],
+      ['a form', 'application/x-www-form-urlencoded', 'name=x'],
+      ['UTF-16 JSON', 'application/json; charset=utf-16', '{}'],
+      ['over 100 KiB', 'application/json', big],
+    ];
+    // An unknown first segment, a known one with an unknown rest, and a known path with a method it has no route for.
+    const targets: [string, string][] = [
+      ['POST', '/api/nope'], ['PUT', '/api/nope'], ['PATCH', '/api/nope'], ['DELETE', '/api/nope'],
+      ['POST', '/api/projects/x/nothing'], ['PATCH', '/api/job-roles'], ['PUT', '/api/job-roles'], ['DELETE', '/api/job-roles'],
+    ];
+    for (const [method, path] of targets) {
+      for (const [label, type, body] of bodies) {
+        const authorised = request(h.app)[method.toLowerCase() as 'post'](path).set('Authorization', `Bearer ${h.api.token}`);
+        const res = await (type === undefined ? authorised : authorised.set('Content-Type', type).send(body));
+        expect({ method, path, label, status: res.status, body: res.body }).toEqual({
+          method, path, label, status: 404,
+          body: { success: false, error: { code: 'ROUTE_NOT_FOUND', message: `No route for ${method} ${path}` } },
+        });
+      }
+    }
+    // The token is still checked first: no token is a 401 on any path.
+    const anonymous = await request(h.app).post('/api/nope').expect(401);
+    expect(anonymous.body.error.code).toBe('UNAUTHORIZED');
+    await request(h.app).post('/api/nope').set('Content-Type', 'text/plain').send('hello').expect(401);
+    // Known routes still check their bodies.
+    expect((await h.api.post('/api/job-roles').expect(400)).body.error.details).toEqual([{ path: '(body)', message: 'is required' }]);
+    await h.api.post('/api/job-roles').set('Content-Type', 'text/plain').send('{"name":"x"}').expect(415);
+    // A route that takes no body ignores one.
+    expect((await h.api.get('/api/job-roles').set('Content-Type', 'text/plain').send('hello').expect(200)).body.body).toEqual([]);
   });
 
   it('echoes or assigns a request id and sets security headers', async () => {

@@ -1,7 +1,8 @@
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { backendFromEnv, scratchDir } from '../../support/backend';
+import { backendFromEnv, itOnPostgres, scratchDir } from '../../support/backend';
+import { itIf } from '../../support/skip';
 import { Finished, RunningService, kill, runToExit, startService, tokenCli } from '../../support/processes';
 
 /*
@@ -47,7 +48,7 @@ describe('a start-up that cannot succeed says why in one line and exits non-zero
   });
 
   const backend = backendFromEnv();
-  const onServer = backend.kind === 'postgres' ? it : it.skip;
+  const onServer = itOnPostgres('it has no server with databases and roles to name');
   onServer('names a database or a role that the server does not have', async () => {
     const wrongDb = new URL(backend.kind === 'postgres' ? backend.url : 'postgres://x');
     wrongDb.pathname = '/pfs_no_such_database';
@@ -72,7 +73,7 @@ describe('a start-up that cannot succeed says why in one line and exits non-zero
     expectOneLineFailure(runs[2] as Finished, /^Start-up failed: DATA_DIR \/proc is not writable/);
   });
 
-  const unprivileged = process.getuid?.() !== 0 ? it : it.skip;
+  const unprivileged = itIf(process.getuid?.() !== 0, 'skipped as root, who may write to any directory');
   unprivileged('names a DATA_DIR without write permission', async () => {
     const dir = path.join(scratch, 'read-only');
     fs.mkdirSync(dir, { mode: 0o555 });
