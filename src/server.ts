@@ -86,12 +86,15 @@ async function main(): Promise<void> {
       servedOverHttps: config.servedOverHttps,
       teamShare: config.teamConcurrency > 0 ? { perTeam: config.teamConcurrency, queuePerTeam: config.teamQueue } : undefined,
       corsOrigins: config.corsOrigins,
+      metricsToken: config.metricsToken,
+      trustProxy: config.trustProxy,
       webDir: DEFAULT_WEB_DIR,
       isStarted: () => started,
     });
     server = serverFor(app).listen(config.port, config.host);
     await listen(server, config.port, config.host);
     const access = await bootstrapAccess(db, config.adminToken);
+    if (access.adminTokenRevoked) logger.warn('ADMIN_TOKEN was revoked (through the API or a rotation) and stays revoked: set a new secret to administer the default team');
     started = true;
     // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/parts-fill.ts).
     const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS) });
@@ -102,7 +105,7 @@ async function main(): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.port;
     const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url: baseUrl }, 'listening');
-    printWelcome({ baseUrl, generatedAdminToken: access.generatedAdminToken, adminTokenFromEnv: Boolean(config.adminToken), demo });
+    printWelcome({ baseUrl, generatedAdminToken: access.generatedAdminToken, adminTokenFromEnv: Boolean(config.adminToken) && !access.adminTokenRevoked, demo });
     handleSignals(server, async () => {
       await filler.stop();
       await revocations?.close();
