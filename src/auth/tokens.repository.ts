@@ -48,7 +48,8 @@ export async function insertTokenReturningId(db: Knex, row: { team_id: string; n
  *   - the token with this secret becomes (or stays) an admin of the team, marked as ADMIN_TOKEN's; a
  *     revoked one stays revoked (a revocation is never undone by a restart);
  *   - every other token of the team marked as ADMIN_TOKEN's that is still active is revoked: the
- *     value replaced the old one (rotation);
+ *     value replaced the old one (rotation); unless the given one is revoked: an instance restarted
+ *     with a value rotated out must not revoke the value that replaced it;
  * and, on commit, notifies every instance of each token it touched, as a revocation does, so no
  * instance keeps serving the old secret, or a changed team or role, from its token cache.
  * Returns whether the given secret is revoked (then ADMIN_TOKEN does not authenticate).
@@ -64,6 +65,7 @@ export async function installAdminToken(db: Knex, teamId: string, name: string, 
      replaced as (
        update api_tokens set revoked_at = now()
        where team_id = :teamId and from_admin_token and revoked_at is null and secret_hash <> :secretHash
+         and exists (select 1 from current c where c.revoked_at is null)
        returning id
      ),
      touched as (

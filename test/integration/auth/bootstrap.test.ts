@@ -52,6 +52,10 @@ describe('bootstrap of access', () => {
     expect(await authenticate(h.db, first)).toBeUndefined();
     expect(await authenticate(h.db, second)).toMatchObject({ role: 'admin' });
     expect(await activeAdminTokens()).toHaveLength(1);
+    // An instance restarted with the value rotated out: it stays revoked, and does not revoke its successor.
+    expect(await bootstrapAccess(h.db, first)).toEqual({ adminTokenRevoked: true });
+    expect(await authenticate(h.db, first)).toBeUndefined();
+    expect(await authenticate(h.db, second)).toMatchObject({ role: 'admin' });
   });
 
   it('leaves a revoked ADMIN_TOKEN revoked at the next start, and says so', async () => {
