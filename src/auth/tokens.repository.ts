@@ -12,12 +12,12 @@ export type TokenRow = {
   created_at: Date;
   revoked_at: Date | null;
   expires_at: Date | null;
-  last_used_at: Date | null;
   from_admin_token: boolean;
 };
 
-const PUBLIC_COLUMNS = ['id', 'name', 'role', 'created_at', 'revoked_at', 'expires_at', 'last_used_at'] as const;
-export type PublicToken = Pick<TokenRow, (typeof PUBLIC_COLUMNS)[number]>;
+const PUBLIC_COLUMNS = ['id', 'name', 'role', 'created_at', 'revoked_at', 'expires_at'] as const;
+/** A token as the API shows it: its columns and, from api_token_usage, the minute of its last use. */
+export type PublicToken = Pick<TokenRow, (typeof PUBLIC_COLUMNS)[number]> & { last_used_at: Date | null };
 
 /** The token with this secret's hash, unless it is revoked or expired at `nowIso` (the service clock). */
 export async function findActiveBySecretHash(db: Knex, secretHash: Buffer, nowIso: string): Promise<TokenRow | undefined> {
@@ -34,7 +34,7 @@ export async function insertToken(
   row: { team_id: string; name: string; role: Role; secret_hash: Buffer; expires_at?: Date },
 ): Promise<PublicToken> {
   const [created] = await db('api_tokens').insert(row).returning([...PUBLIC_COLUMNS]);
-  return created;
+  return { ...created, last_used_at: null };
 }
 
 /** Inserts a token and returns only its id (columns every schema version has: team creation, upgrades' tests). */
@@ -81,7 +81,11 @@ export async function installAdminToken(db: Knex, teamId: string, name: string, 
 }
 
 export async function listTokens(db: Knex, teamId: string): Promise<PublicToken[]> {
-  return db('api_tokens').where({ team_id: teamId }).select(...PUBLIC_COLUMNS).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+  return db('api_tokens as t')
+    .leftJoin('api_token_usage as u', (join) => join.on('u.team_id', 't.team_id').andOn('u.token_id', 't.id'))
+    .where('t.team_id', teamId)
+    .select(...PUBLIC_COLUMNS.map((column) => `t.${column}`), 'u.last_used_at')
+    .orderBy([{ column: 't.created_at' }, { column: 't.id' }]);
 }
 
 /**
@@ -89,10 +93,11 @@ export async function listTokens(db: Knex, teamId: string): Promise<PublicToken[
  * instance may have recorded a later minute). One statement per token and minute (auth/token-usage.ts).
  */
 export async function recordUse(db: Knex, teamId: string, id: string, minute: Date): Promise<void> {
-  await db('api_tokens')
-    .where({ team_id: teamId, id })
-    .where((q) => q.whereNull('last_used_at').orWhere('last_used_at', '<', minute))
-    .update({ last_used_at: minute });
+  await db('api_token_usage')
+    .insert({ team_id: teamId, token_id: id, last_used_at: minute })
+    .onConflict(['team_id', 'token_id'])
+    .merge(['last_used_at'])
+    .where('api_token_usage.last_used_at', '<', minute);
 }
 
 /**
@@ -106,8 +111,9 @@ export async function revokeToken(db: Knex, teamId: string, id: string): Promise
        where team_id = :teamId and id = :id
        returning ${PUBLIC_COLUMNS.join(', ')}
      )
-     select ${PUBLIC_COLUMNS.map((column) => `r.${column}`).join(', ')}
-     from revoked r cross join lateral (select pg_notify(:channel, r.id::text)) notified`,
+     select ${PUBLIC_COLUMNS.map((column) => `r.${column}`).join(', ')}, u.last_used_at
+     from revoked r cross join lateral (select pg_notify(:channel, r.id::text)) notified
+     left join api_token_usage u on u.team_id = :teamId and u.token_id = r.id`,
     { teamId, id, channel: REVOCATION_CHANNEL },
   );
   return result.rows[0] as PublicToken | undefined;

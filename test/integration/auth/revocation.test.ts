@@ -23,7 +23,7 @@ describeOnServer('token revocation across instances', () => {
   let statements = 0;
   // The statements of the requests themselves: a token's last use is recorded in the background, once a minute.
   const count = (query: { sql: string }) => {
-    if (!query.sql.startsWith('update "api_tokens" set "last_used_at"')) statements++;
+    if (!query.sql.startsWith('insert into "api_token_usage"')) statements++;
   };
 
   beforeAll(async () => {

@@ -14,7 +14,7 @@ let usage: TokenUsage;
 let api: Api;
 const usageWrites: unknown[][] = [];
 const onQuery = (query: { sql: string; bindings: unknown[] }) => {
-  if (query.sql.startsWith('update "api_tokens" set "last_used_at"')) usageWrites.push(query.bindings);
+  if (query.sql.startsWith('insert into "api_token_usage"')) usageWrites.push(query.bindings);
 };
 
 beforeAll(async () => {

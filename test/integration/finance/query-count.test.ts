@@ -11,7 +11,7 @@ let h: Harness;
 let statements = 0;
 // The finance statements: a token's last use is recorded in the background, once a minute (auth/token-usage.ts).
 const count = (query: { sql: string }) => {
-  if (!query.sql.startsWith('update "api_tokens" set "last_used_at"')) statements++;
+  if (!query.sql.startsWith('insert into "api_token_usage"')) statements++;
 };
 
 beforeAll(async () => {
