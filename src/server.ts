@@ -3,6 +3,7 @@ import v8 from 'node:v8';
 import { createApp } from './app';
 import { listenForRevocations } from './auth/revocation-listener';
 import { createTokenCache } from './auth/token-cache';
+import { createTokenUsage } from './auth/token-usage';
 import { bootstrapAccess } from './bootstrap';
 import { loadConfig } from './config';
 import { Db, configuredTarget, createDb, describeTarget, withoutTimeLimits } from './db/knex';
@@ -74,12 +75,14 @@ async function main(): Promise<void> {
     const revocations = target.kind === 'postgres' ? listenForRevocations(target.url, tokenCache, logger) : undefined;
     let started = false;
     const activity = createActivity();
+    const tokenUsage = createTokenUsage(db, logger);
     const app = createApp({
       activity,
       db,
       logger,
       rateLimitPerMinute: config.rateLimitPerMinute,
       tokenCache,
+      tokenUsage,
       listCacheMb: config.listCacheMb,
       listRenders: config.listRenders,
       refreshBehindBreakdowns: true,
@@ -108,6 +111,7 @@ async function main(): Promise<void> {
     printWelcome({ baseUrl, generatedAdminToken: access.generatedAdminToken, adminTokenFromEnv: Boolean(config.adminToken) && !access.adminTokenRevoked, demo });
     handleSignals(server, async () => {
       await filler.stop();
+      await tokenUsage.settled();
       await revocations?.close();
       await database.close();
     }, logger);
