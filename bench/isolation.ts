@@ -4,6 +4,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { BENCH_TOKEN, SIZES, Size, projectId, taskId } from './dataset';
 import { createDb } from '../src/db/knex';
+import { createTeamWithAdmin } from '../src/teams/teams.service';
 import { CpuPerRequest, commandOption, cpuMeasured, cpuMeter, cpuTable, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, settle, shareOf, startService, waitReady } from './support';
 
 /*
@@ -371,8 +372,9 @@ async function main() {
       report('');
       report('### Two teams: B sends 600 time-log POSTs at once on one task, A reads its projects');
       report('');
-      const teamA = await ok<{ token: string }>(BENCH_TOKEN, 'POST', '/api/teams', { name: `Bench team A ${Date.now()}` });
-      const tokenA = teamA.token;
+      // Creating teams is the default team's admin's (the operator's); the bench token is another team's.
+      const setup = createDb(target);
+      const tokenA = (await createTeamWithAdmin(setup, `Bench team A ${Date.now()}`).finally(() => setup.destroy())).token;
       await ok(tokenA, 'POST', '/api/projects', { name: 'A project' });
       const readA = async (until: () => boolean) => {
         const times: number[] = [];

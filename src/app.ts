@@ -4,6 +4,8 @@ import type { Knex } from 'knex';
 import { randomUUID } from 'node:crypto';
 import pinoHttp from 'pino-http';
 import { TokenCache, createTokenCache } from './auth/token-cache';
+import { TokenUsage, createTokenUsage } from './auth/token-usage';
+import { hashSecret } from './auth/tokens.service';
 import { sessionRouter } from './auth/session.router';
 import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/finance.router';
@@ -14,12 +16,13 @@ import { requireToken, roleByMethod } from './http/auth';
 import { corsFor } from './http/cors';
 import { jsonBody } from './http/body';
 import { errorHandler, routeNotFound } from './http/error-handler';
-import { createMetrics } from './http/metrics';
-import { admissionInTurns } from './http/admission';
+import { createMetrics, requireMetricsToken } from './http/metrics';
+import { admissionInTurns, clientByCheckedToken } from './http/admission';
 import { rateLimit } from './http/rate-limit';
 import { TeamShare, teamShare } from './http/team-share';
 import { gated } from './http/gate';
 import { sendJson } from './http/respond';
+import { TURN_MS } from './turns';
 import type { Activity } from './http/activity';
 import { jobRolesRouter } from './job-roles/job-roles.router';
 import type { Logger } from './logger';
@@ -60,6 +63,12 @@ export type AppDeps = {
   webDir?: string;
   /** Counts the API requests in flight, for background work that waits for quiet moments (server.ts). */
   activity?: Activity;
+  /** Records each token's last use, to the minute (auth/token-usage.ts); one of the app's own by default. */
+  tokenUsage?: TokenUsage;
+  /** When set, GET /metrics needs `Authorization: Bearer <metricsToken>` (METRICS_TOKEN). */
+  metricsToken?: string;
+  /** Express's `trust proxy` (TRUST_PROXY): which proxies' X-Forwarded-For tells the client's address. */
+  trustProxy?: boolean | number | string;
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -91,12 +100,16 @@ export function createApp(deps: AppDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', false);
+  // The client's address (rate limits, the admission's turns) is the socket's unless a proxy is trusted.
+  app.set('trust proxy', deps.trustProxy ?? false);
   const metrics = createMetrics(db);
   app.use(metrics.observe);
+  const tokenCache = deps.tokenCache ?? createTokenCache(tokenCacheSeconds * 1000);
   // Requests started in turns of the event loop, clients taking turns, once many arrive at once
   // (http/admission.ts), before the headers and the log line each request costs; probes never wait.
-  app.use(admissionInTurns());
+  // Only a token this instance has checked (in its cache) makes its team a client of its own.
+  const teamOfCheckedToken = (secret: string) => tokenCache.get(hashSecret(secret).toString('hex'))?.teamId;
+  app.use(admissionInTurns(TURN_MS, undefined, clientByCheckedToken(teamOfCheckedToken)));
   app.use(helmet(securityHeaders(servedOverHttps)));
   app.use(
     pinoHttp({
@@ -116,7 +129,7 @@ export function createApp(deps: AppDeps): Express {
   );
 
   app.get('/healthz', (_req, res) => sendJson(res, 200, { status: 'ok' }));
-  app.get('/metrics', async (_req, res) => {
+  app.get('/metrics', requireMetricsToken(deps.metricsToken), async (_req, res) => {
     res.type(metrics.registry.contentType).send(await metrics.registry.metrics());
   });
   app.get('/readyz', async (_req, res) => {
@@ -130,11 +143,16 @@ export function createApp(deps: AppDeps): Express {
   });
 
   const api = express.Router();
+  // Answers of the API are the caller's own and change with every write: never kept by a shared
+  // cache, revalidated by the browser. Those carrying a secret say no-store (auth/tokens.router.ts).
+  api.use((_req, res, next) => {
+    res.setHeader('Cache-Control', 'private, no-cache');
+    next();
+  });
   if (deps.activity) api.use(deps.activity.track);
   if (corsOrigins.length > 0) api.use(corsFor(corsOrigins));
   if (rateLimitPerMinute > 0) api.use(rateLimit(rateLimitPerMinute));
-  const tokenCache = deps.tokenCache ?? createTokenCache(tokenCacheSeconds * 1000);
-  api.use(requireToken(db, tokenCache), roleByMethod);
+  api.use(requireToken(db, tokenCache, deps.tokenUsage ?? createTokenUsage(db, logger)), roleByMethod);
   if (deps.teamShare) api.use(teamShare(deps.teamShare));
   api.use(jsonBody());
   api.use(cancelQueriesWhenClientLeaves(db));

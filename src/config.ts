@@ -1,4 +1,5 @@
 import dotenv from 'dotenv';
+import net from 'node:net';
 import { z } from 'zod';
 
 const booleanFlag = z
@@ -24,6 +25,38 @@ const originList = z
     'must be comma-separated origins like https://app.example.com (scheme, host and port only, no trailing slash)',
   );
 
+/** A secret the service checks bearer tokens against: long enough that guessing it is hopeless. */
+const secret = () => z.string().min(32, 'must be at least 32 characters (for example: openssl rand -hex 32)');
+
+const PROXY_PRESETS = ['loopback', 'linklocal', 'uniquelocal'];
+const isAddressOrSubnet = (entry: string) => {
+  const [address = '', prefix, ...rest] = entry.split('/');
+  const family = net.isIP(address);
+  if (family === 0 || rest.length > 0) return false;
+  return prefix === undefined || (/^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128));
+};
+
+/**
+ * Express's `trust proxy`: `false` (the socket's address is the client), a number of proxies in front
+ * (1: the last X-Forwarded-For entry is the client), or the proxies' addresses and subnets
+ * (`10.0.0.0/8,loopback`). `true` (believe any X-Forwarded-For) is refused: every client could then
+ * pick its own address and escape the rate limit.
+ */
+const trustProxy = z
+  .string()
+  .transform((value, ctx): boolean | number | string => {
+    const text = value.trim();
+    if (text === 'false') return false;
+    if (/^\d{1,2}$/.test(text)) return Number(text) === 0 ? false : Number(text);
+    const entries = text.split(',').map((entry) => entry.trim());
+    if (entries.every((entry) => PROXY_PRESETS.includes(entry) || isAddressOrSubnet(entry))) return entries.join(',');
+    ctx.addIssue({
+      code: 'custom',
+      message: 'must be false, the number of proxies in front (1), or their addresses or subnets (10.0.0.0/8,loopback); true is refused (any client could set its own address)',
+    });
+    return z.NEVER;
+  });
+
 const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -32,7 +65,9 @@ const configSchema = z.object({
     .string()
     .refine(isPostgresUrl, 'must be a URL like postgres://user:password@host:5432/database')
     .optional(),
-  ADMIN_TOKEN: z.string().min(16, 'ADMIN_TOKEN must be at least 16 characters').optional(),
+  ADMIN_TOKEN: secret().optional(),
+  METRICS_TOKEN: secret().optional(),
+  TRUST_PROXY: trustProxy.default(false),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   SEED_DEMO: booleanFlag.default(true),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(12000),
@@ -54,6 +89,10 @@ export type Config = {
   dataDir: string;
   databaseUrl: string | undefined;
   adminToken: string | undefined;
+  /** When set, GET /metrics needs it as a bearer token. */
+  metricsToken: string | undefined;
+  /** Express's `trust proxy`: which proxies tell the client's address (false: none). */
+  trustProxy: boolean | number | string;
   logLevel: z.infer<typeof configSchema>['LOG_LEVEL'];
   seedDemo: boolean;
   /** Requests per minute per client address on /api; 0 turns the limit off. */
@@ -94,6 +133,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: c.DATA_DIR,
     databaseUrl: c.DATABASE_URL,
     adminToken: c.ADMIN_TOKEN,
+    metricsToken: c.METRICS_TOKEN,
+    trustProxy: c.TRUST_PROXY,
     logLevel: c.LOG_LEVEL,
     seedDemo: c.SEED_DEMO,
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,

@@ -3,6 +3,7 @@ import v8 from 'node:v8';
 import { createApp } from './app';
 import { listenForRevocations } from './auth/revocation-listener';
 import { createTokenCache } from './auth/token-cache';
+import { createTokenUsage } from './auth/token-usage';
 import { bootstrapAccess } from './bootstrap';
 import { loadConfig } from './config';
 import { Db, configuredTarget, createDb, describeTarget, withoutTimeLimits } from './db/knex';
@@ -74,24 +75,29 @@ async function main(): Promise<void> {
     const revocations = target.kind === 'postgres' ? listenForRevocations(target.url, tokenCache, logger) : undefined;
     let started = false;
     const activity = createActivity();
+    const tokenUsage = createTokenUsage(db, logger);
     const app = createApp({
       activity,
       db,
       logger,
       rateLimitPerMinute: config.rateLimitPerMinute,
       tokenCache,
+      tokenUsage,
       listCacheMb: config.listCacheMb,
       listRenders: config.listRenders,
       refreshBehindBreakdowns: true,
       servedOverHttps: config.servedOverHttps,
       teamShare: config.teamConcurrency > 0 ? { perTeam: config.teamConcurrency, queuePerTeam: config.teamQueue } : undefined,
       corsOrigins: config.corsOrigins,
+      metricsToken: config.metricsToken,
+      trustProxy: config.trustProxy,
       webDir: DEFAULT_WEB_DIR,
       isStarted: () => started,
     });
     server = serverFor(app).listen(config.port, config.host);
     await listen(server, config.port, config.host);
     const access = await bootstrapAccess(db, config.adminToken);
+    if (access.adminTokenRevoked) logger.warn('ADMIN_TOKEN was revoked (through the API or a rotation) and stays revoked: set a new secret to administer the default team');
     started = true;
     // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/parts-fill.ts).
     const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS) });
@@ -102,9 +108,10 @@ async function main(): Promise<void> {
     const port = typeof address === 'object' && address ? address.port : config.port;
     const baseUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`;
     logger.info({ url: baseUrl }, 'listening');
-    printWelcome({ baseUrl, generatedAdminToken: access.generatedAdminToken, adminTokenFromEnv: Boolean(config.adminToken), demo });
+    printWelcome({ baseUrl, generatedAdminToken: access.generatedAdminToken, adminTokenFromEnv: Boolean(config.adminToken) && !access.adminTokenRevoked, demo });
     handleSignals(server, async () => {
       await filler.stop();
+      await tokenUsage.settled();
       await revocations?.close();
       await database.close();
     }, logger);

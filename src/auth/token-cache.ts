@@ -50,7 +50,8 @@ export function createTokenCache(ttlMs: number, options: { maxEntries?: number; 
     if (ttlMs <= 0 || suspended || since !== generation) return;
     entries.delete(hashHex);
     if (entries.size >= maxEntries) entries.delete(entries.keys().next().value as string);
-    entries.set(hashHex, { actor, expires: now() + ttlMs });
+    // Never past the token's own expiry (requireToken checks it too, by the service clock).
+    entries.set(hashHex, { actor, expires: Math.min(now() + ttlMs, actor.expiresAt ?? Infinity) });
   };
   const nextGeneration = () => {
     generation++;

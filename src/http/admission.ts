@@ -12,22 +12,36 @@ import { bearerSecret } from './auth';
  * the current pass has spent `budgetMs` on starting requests waits (holding no database connection), and
  * the waiting ones are started `budgetMs` at a time with a turn of the loop between, one per client
  * in turn: a client sending many requests at once does not push another client's one behind all of
- * its own. A client is its bearer token when the request carries one that looks like the service's
- * (a team, as far as can be told before the token is looked up), else its address. /healthz, /readyz
- * and /metrics never wait: a probe must see the loop's delay, not the queue's.
+ * its own. /healthz, /readyz and /metrics never wait: a probe must see the loop's delay, not the queue's.
+ *
+ * A client is the team of a token this instance has already checked (its token cache), else the
+ * request's address (req.ip: behind a trusted proxy, the client's own). An unchecked token is never a
+ * client of its own: made-up tokens, one per request, would each get a turn and push every real
+ * client's requests behind them.
  */
 const PROBES = new Set(['/healthz', '/readyz', '/metrics']);
 
 export type Admission = (req: Request, res: Response, next: NextFunction) => void;
 
-/** Whom a waiting request's turn belongs to: its bearer token when it looks like one, else its address. */
-function clientOf(req: Request): string {
-  const secret = bearerSecret(req);
-  return secret !== undefined && looksLikeToken(secret) ? `token ${secret}` : `address ${req.socket?.remoteAddress ?? ''}`;
+/** Whom a waiting request's turn belongs to. */
+export type ClientOf = (req: Request) => string;
+
+const addressOf = (req: Request) => `address ${req.ip ?? req.socket?.remoteAddress ?? ''}`;
+
+/**
+ * Clients told by `teamOfCheckedToken`, which answers only for a secret already authenticated (and
+ * without a lookup); any other request is its address's.
+ */
+export function clientByCheckedToken(teamOfCheckedToken: (secret: string) => string | undefined): ClientOf {
+  return (req) => {
+    const secret = bearerSecret(req);
+    const team = secret !== undefined && looksLikeToken(secret) ? teamOfCheckedToken(secret) : undefined;
+    return team === undefined ? addressOf(req) : `team ${team}`;
+  };
 }
 
-/** `clock` gives milliseconds (tests set it). */
-export function admissionInTurns(budgetMs = TURN_MS, clock: () => number = () => performance.now()): Admission {
+/** `clock` gives milliseconds (tests set it); without `clientOf`, every request is its address's. */
+export function admissionInTurns(budgetMs = TURN_MS, clock: () => number = () => performance.now(), clientOf: ClientOf = addressOf): Admission {
   /** When this pass of the loop started starting requests (undefined: it has not). */
   let passStarted: number | undefined;
   const endPass = () => (passStarted = undefined);

@@ -2,7 +2,8 @@ import type { NextFunction, Request, Response } from 'express';
 import type { Knex } from 'knex';
 import { Actor, Role, roleAllows } from '../auth/roles';
 import type { TokenCache } from '../auth/token-cache';
-import { authenticateHash, hashSecret } from '../auth/tokens.service';
+import type { TokenUsage } from '../auth/token-usage';
+import { authenticateHash, hasExpired, hashSecret } from '../auth/tokens.service';
 import { AppError } from './errors';
 
 declare module 'express-serve-static-core' {
@@ -18,7 +19,8 @@ export function bearerSecret(req: Request): string | undefined {
   return BEARER.exec(req.headers.authorization ?? '')?.[1] || undefined;
 }
 
-export function requireToken(db: Knex, cache: TokenCache) {
+/** Authenticates the bearer token (401 for a missing, unknown, revoked or expired one) and notes its use. */
+export function requireToken(db: Knex, cache: TokenCache, usage?: TokenUsage) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     const secret = bearerSecret(req);
     if (!secret) throw new AppError(401, 'UNAUTHORIZED', 'A bearer token is required (Authorization: Bearer <token>)');
@@ -27,7 +29,8 @@ export function requireToken(db: Knex, cache: TokenCache) {
     // A cached token goes on without waiting a turn of the loop, so the rest of the request's start (the
     // role, the team's share and a 429 from it) runs within the admission's turn (http/admission.ts).
     const actor = cache.get(key) ?? (await cache.lookup(key, () => authenticateHash(db, hash)));
-    if (!actor) throw new AppError(401, 'UNAUTHORIZED', 'The bearer token is invalid or revoked');
+    if (!actor || hasExpired(actor)) throw new AppError(401, 'UNAUTHORIZED', 'The bearer token is invalid, revoked or expired');
+    usage?.used(actor);
     req.actor = actor;
     next();
   };

@@ -1,6 +1,10 @@
+import crypto from 'node:crypto';
 import type { NextFunction, Request, Response } from 'express';
 import type { Knex } from 'knex';
 import client from 'prom-client';
+import { hashSecret } from '../auth/tokens.service';
+import { bearerSecret } from './auth';
+import { AppError } from './errors';
 
 /*
  * Prometheus metrics: requests per route template and status with latency histograms, the database
@@ -55,4 +59,19 @@ export function createMetrics(db: Knex): Metrics {
     next();
   };
   return { registry, observe };
+}
+
+/**
+ * GET /metrics behind `Authorization: Bearer <METRICS_TOKEN>` when one is set (open otherwise). The
+ * secrets' hashes are compared in constant time; a missing or wrong one is a 401, telling nothing more.
+ */
+export function requireMetricsToken(token: string | undefined) {
+  const expected = token === undefined ? undefined : hashSecret(token);
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (expected === undefined) return next();
+    const given = bearerSecret(req);
+    if (given !== undefined && crypto.timingSafeEqual(hashSecret(given), expected)) return next();
+    res.setHeader('WWW-Authenticate', 'Bearer realm="metrics"');
+    throw new AppError(401, 'UNAUTHORIZED', 'GET /metrics needs Authorization: Bearer <METRICS_TOKEN>');
+  };
 }

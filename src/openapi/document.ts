@@ -41,6 +41,8 @@ type Operation = {
   summary: string;
   tag: string;
   role: Role;
+  /** Who may call it, when the role alone does not say (default: the role or higher). */
+  access?: string;
   query?: z.ZodObject;
   body?: z.ZodType;
   example?: unknown;
@@ -55,7 +57,7 @@ type Operation = {
 const ERROR_TEXT: Record<number, string> = {
   400: 'Invalid input: malformed JSON, wrong types, unknown fields, invalid UUID (VALIDATION_ERROR, INVALID_ID, MALFORMED_JSON)',
   401: 'Missing or invalid bearer token (UNAUTHORIZED)',
-  403: 'The token\'s role is too low (FORBIDDEN)',
+  403: 'The token\'s role is too low, or (POST /api/teams) the token is not an admin of the default team (FORBIDDEN)',
   404: 'Unknown id, archived task, or another team\'s resource (TASK_NOT_FOUND, PROJECT_NOT_FOUND, ...)',
   409: 'Conflict: duplicate name, or a change that would break what refers to it (DUPLICATE_NAME, CONFLICT)',
   412: 'If-Match does not match the task\'s finance version (PRECONDITION_FAILED)',
@@ -157,7 +159,9 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
     { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, time_zone: 'Europe/Paris', created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
   ],
   'get /api/session': { team: { id: '00000000-0000-4000-8000-000000000001', name: 'Default team' }, role: 'editor', token: { id: EXAMPLE_ID, name: 'finance screen' } },
-  'get /api/tokens': [{ id: EXAMPLE_ID, name: 'ci', role: 'viewer', created_at: '2026-11-20T09:30:00.000Z', revoked_at: null }],
+  'get /api/tokens': [
+    { id: EXAMPLE_ID, name: 'ci', role: 'viewer', created_at: '2026-11-20T09:30:00.000Z', revoked_at: null, expires_at: '2027-02-18T09:30:00.000Z', last_used_at: '2026-11-27T14:02:00.000Z' },
+  ],
   'get /api/project-finance/task/{task_id}/fixed-cost/history': [
     { id: 'd0000000-0000-4000-8000-000000000004', old_value: 0, new_value: 99.99, finance_version: 2, changed_by: 'ci', changed_by_token_id: 'e0000000-0000-4000-8000-000000000005', changed_at: '2026-11-20T09:30:00.000Z' },
   ],
@@ -199,10 +203,10 @@ const OPERATIONS: Operation[] = [
   { method: 'delete', path: '/api/time-logs/{id}', tag: 'Time logs', role: 'editor', summary: 'Delete a time log', ok: { status: 200, schema: timeLogResponse }, errors: read },
 
   { method: 'get', path: '/api/session', tag: 'Access', role: 'viewer', summary: 'The calling token\'s team and role (what a screen may show)', ok: { status: 200, schema: sessionResponse }, errors: [401] },
-  { method: 'post', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'Create a token (the secret is returned this once)', body: createTokenBody, example: { name: 'ci', role: 'viewer' }, ok: { status: 201, schema: createdTokenResponse }, errors: write },
-  { method: 'get', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'List the team\'s tokens (without secrets)', ok: { status: 200, schema: z.array(tokenResponse) }, errors: [400, 401, 403], paged: true },
+  { method: 'post', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'Create a token (the secret is returned this once), optionally expiring after expires_in_days', body: createTokenBody, example: { name: 'ci', role: 'viewer', expires_in_days: 90 }, ok: { status: 201, schema: createdTokenResponse }, errors: write },
+  { method: 'get', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'List the team\'s tokens (without secrets), with their expiry and last use (to the minute)', ok: { status: 200, schema: z.array(tokenResponse) }, errors: [400, 401, 403], paged: true },
   { method: 'delete', path: '/api/tokens/{id}', tag: 'Access', role: 'admin', summary: 'Revoke a token, effective immediately', ok: { status: 200, schema: tokenResponse }, errors: read },
-  { method: 'post', path: '/api/teams', tag: 'Access', role: 'admin', summary: 'Create an empty team and its first admin token', body: createTeamBody, example: { name: 'Agency B' }, ok: { status: 201, schema: createdTeamResponse }, errors: write },
+  { method: 'post', path: '/api/teams', tag: 'Access', role: 'admin', access: 'Requires an admin token of the default team (the operator\'s); 403 for any other team\'s admin.', summary: 'Create an empty team and its first admin token (the operator only)', body: createTeamBody, example: { name: 'Agency B' }, ok: { status: 201, schema: createdTeamResponse }, errors: write },
 ];
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
@@ -251,7 +255,7 @@ function operationObject(op: Operation) {
   for (const status of [...op.errors, 429, 503]) responses[status] = { $ref: `#/components/responses/E${status}` };
   return {
     summary: op.summary,
-    description: `Requires a token with the ${op.role} role (or higher).`,
+    description: op.access ?? `Requires a token with the ${op.role} role (or higher).`,
     operationId: `${op.method}${op.path.replace(/\{(\w+)\}/g, 'By_$1').replace(/[^A-Za-z0-9_]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
     tags: [op.tag],
     parameters: parameters(op),
@@ -296,9 +300,13 @@ export function buildOpenApiDocument(): Record<string, unknown> {
   paths['/metrics'] = {
     get: {
       summary: 'Prometheus metrics: requests and latency per route and status, database pool, process',
-      security: [],
+      description: 'Open unless METRICS_TOKEN is set; then it needs Authorization: Bearer <METRICS_TOKEN> (API tokens are not accepted).',
+      security: [{}, { metricsToken: [] }],
       tags: ['Operations'],
-      responses: { 200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      responses: {
+        200: { description: 'Prometheus text exposition format', content: { 'text/plain': { schema: { type: 'string' } } } },
+        401: { $ref: '#/components/responses/E401' },
+      },
     },
   };
   paths['/readyz'] = {
@@ -328,7 +336,10 @@ export function buildOpenApiDocument(): Record<string, unknown> {
     security: [{ bearerAuth: [] }],
     paths,
     components: {
-      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from POST /api/tokens or the start-up output' } },
+      securitySchemes: {
+        bearerAuth: { type: 'http', scheme: 'bearer', description: 'A token from POST /api/tokens or the start-up output' },
+        metricsToken: { type: 'http', scheme: 'bearer', description: 'METRICS_TOKEN, when the service sets one (GET /metrics only)' },
+      },
       responses: Object.fromEntries(
         Object.entries(ERROR_TEXT).map(([status, description]) => [
           `E${status}`,

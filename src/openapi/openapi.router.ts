@@ -18,8 +18,9 @@ const DOCS_PAGE = `<!doctype html>
 </html>
 `;
 
-// A separate script rather than an inline one, so the default Content-Security-Policy holds.
-const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', persistAuthorization: true });\n`;
+// A separate script rather than an inline one, so the default Content-Security-Policy holds. The token
+// typed into "Authorize" is forgotten with the page: persisted, it would sit in localStorage.
+const DOCS_INIT = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', persistAuthorization: false });\n`;
 
 /** `/openapi.json` and the interactive reference at `/docs`, both open (no token). */
 export function openApiRouter(): Router {

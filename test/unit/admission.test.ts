@@ -1,13 +1,16 @@
 import type { NextFunction, Request, Response } from 'express';
-import { admissionInTurns } from '../../src/http/admission';
+import { admissionInTurns, clientByCheckedToken } from '../../src/http/admission';
 
 /*
  * admissionInTurns (src/http/admission.ts), driven with a settable clock: each request "costs" what
- * its start adds to the clock, so what runs in which pass of the event loop is exact.
+ * its start adds to the clock, so what runs in which pass of the event loop is exact. The tokens
+ * pft_a and pft_b are checked ones (in the token cache), of teams A and B; any other is unknown.
  */
+const CHECKED: Record<string, string> = { pft_a: 'A', pft_b: 'B' };
+
 function setup(budgetMs: number) {
   let now = 0;
-  const admit = admissionInTurns(budgetMs, () => now);
+  const admit = admissionInTurns(budgetMs, () => now, clientByCheckedToken((secret) => CHECKED[secret]));
   const started: string[] = [];
   /**
    * Sends a request with Authorization `client` (none: undefined) from `address` that costs `cost` ms
@@ -67,6 +70,41 @@ it('counts a client by its address when its Authorization is not a token of the 
   const [, first] = await passes(started, 1);
   // The five junk headers from one address are one client: A's second request goes second.
   expect(first).toEqual(['junk0', 'a1', 'junk1', 'junk2']);
+});
+
+it('never gives an unchecked token a turn of its own: made-up tokens from one address are one client', async () => {
+  const { send, started } = setup(10);
+  send('Bearer pft_a', 'a0', 10);
+  // A flood of requests, each with a token nobody has checked yet (made up, or not yet looked up).
+  for (let i = 0; i < 6; i++) send(`Bearer pft_made-up-${i}`, `u${i}`, 3, false, '10.0.0.7');
+  send('Bearer pft_a', 'a1', 3);
+  expect(started).toEqual(['a0']);
+  const [, first] = await passes(started, 1);
+  // Team A's second request goes second, not behind six "clients" of one request each.
+  expect(first).toEqual(['u0', 'a1', 'u1', 'u2']);
+});
+
+it('counts two tokens of one team as one client', async () => {
+  let now = 0;
+  const admit = admissionInTurns(10, () => now, clientByCheckedToken((secret) => ({ pft_a1: 'A', pft_a2: 'A', pft_b: 'B' })[secret]));
+  const started: string[] = [];
+  const send = (secret: string, label: string) => {
+    const req = { headers: { authorization: `Bearer ${secret}` }, socket: { remoteAddress: '10.0.0.1' } } as unknown as Request;
+    admit(req, { destroyed: false } as Response, () => {
+      started.push(label);
+      now += 3;
+    });
+  };
+  send('pft_b', 'b0');
+  send('pft_b', 'b1');
+  send('pft_b', 'b2');
+  send('pft_b', 'b3');
+  for (let i = 0; i < 4; i++) send(i % 2 === 0 ? 'pft_a1' : 'pft_a2', `a${i}`);
+  send('pft_b', 'b4');
+  expect(started).toEqual(['b0', 'b1', 'b2', 'b3']);
+  await new Promise((resolve) => setImmediate(resolve));
+  // A's four requests through two tokens alternate with B's one as one client would.
+  expect(started.slice(4)).toEqual(['a0', 'b4', 'a1', 'a2']);
 });
 
 it('lets a request that arrives while others wait queue behind them, and skips clients that left', async () => {

@@ -14,6 +14,16 @@ describe('token cache', () => {
     expect(cache.get('h1')).toBeUndefined();
   });
 
+  it("never trusts an entry past its token's own expiry", () => {
+    let clock = 1000;
+    const cache = createTokenCache(60_000, { now: () => clock });
+    cache.set('h1', { ...actor('t1'), expiresAt: 3000 });
+    clock = 2999;
+    expect(cache.get('h1')?.tokenId).toBe('t1');
+    clock = 3000;
+    expect(cache.get('h1')).toBeUndefined();
+  });
+
   it('forgets a revoked token at once, and keeps the others', () => {
     const cache = createTokenCache(5000);
     cache.set('h1', actor('t1'));

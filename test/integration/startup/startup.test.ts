@@ -41,6 +41,12 @@ describe('a start-up that cannot succeed says why in one line and exits non-zero
     expectOneLineFailure(run, /^Start-up failed: Invalid configuration: DATABASE_URL: must be a URL like postgres:\/\//);
   });
 
+  it('refuses an ADMIN_TOKEN under 32 characters without echoing it', async () => {
+    const run = await serve({ ADMIN_TOKEN: 'too-short-0123456789' });
+    expectOneLineFailure(run, /^Start-up failed: Invalid configuration: ADMIN_TOKEN: must be at least 32 characters/);
+    expect(run.stderr + run.stdout).not.toContain('too-short-0123456789');
+  });
+
   it('names a closed port of the database server', async () => {
     const port = await closedPort();
     const run = await serve({ DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/postgres` });
@@ -90,11 +96,11 @@ describe('one process owns an embedded data directory', () => {
 
   it('refuses a second service and the command-line tools while the owner runs, and a killed owner is taken over with nothing lost', async () => {
     const dataDir = newDataDir();
-    owner = await startService({ DATA_DIR: dataDir, ADMIN_TOKEN: 'admin-secret-0123456789' });
+    owner = await startService({ DATA_DIR: dataDir, ADMIN_TOKEN: 'admin-secret-0123456789abcdefghijklmnop' });
     const pid = owner.child.pid as number;
     const created = await fetch(`${owner.baseUrl}/api/projects`, {
       method: 'POST',
-      headers: { Authorization: 'Bearer admin-secret-0123456789', 'Content-Type': 'application/json' },
+      headers: { Authorization: 'Bearer admin-secret-0123456789abcdefghijklmnop', 'Content-Type': 'application/json' },
       body: JSON.stringify({ name: 'Kept', currency: 'EUR' }),
     });
     expect(created.status).toBe(201);

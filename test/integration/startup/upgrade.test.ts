@@ -8,7 +8,9 @@ import { migrateToLatest } from '../../../src/db/migrate';
 import { CALCULATOR_VERSION } from '../../../src/finance/calculator';
 import { refreshStaleProjects } from '../../../src/finance/figures';
 import { createLogger } from '../../../src/logger';
-import { createTeamWithAdmin } from '../../../src/teams/teams.service';
+import { authenticate, hashSecret } from '../../../src/auth/tokens.service';
+import { bootstrapAccess } from '../../../src/bootstrap';
+import { DEFAULT_TEAM_ID, createTeamWithAdmin, ensureDefaultTeam } from '../../../src/teams/teams.service';
 import { backendFromEnv } from '../../support/backend';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { Api, Harness } from '../../support/harness';
@@ -62,7 +64,7 @@ it('keeps every figure of a database made by the previous release, and adds its 
   // The previous release's schema: the first three migrations.
   for (let i = 0; i < 3; i++) await db.migrate.up({ migrationSource });
   const [, pending] = (await db.migrate.list({ migrationSource })) as [unknown, string[]];
-  expect(pending).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor', '20261127_011_list_order_indexes']);
+  expect(pending).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor', '20261127_011_list_order_indexes', '20261127_012_token_lifecycle']);
 
   const { team, token } = await createTeamWithAdmin(db, 'upgraded team');
   const t = team.id;
@@ -105,7 +107,7 @@ it('keeps every figure of a database made by the previous release, and adds its 
     { team_id: t, project_id: p, task_id: child.id, team_member_id: bo.id, total_seconds: 3600, log_count: 1 },
   ]);
 
-  expect(await migrateToLatest(db)).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor', '20261127_011_list_order_indexes']);
+  expect(await migrateToLatest(db)).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor', '20261127_011_list_order_indexes', '20261127_012_token_lifecycle']);
   const app = createApp({ db, logger: createLogger('silent'), tokenCacheSeconds: 3600, listCacheMb: 0 });
   const get = async (path: string) => {
     const res = await request(app).get(path).set('Authorization', `Bearer ${token}`);
@@ -220,7 +222,7 @@ it('recomputes figures stored before the totals were (006) before any read answe
   const read = await makeProject();
   const started = await makeProject();
 
-  // Back to the previous release: 010 to 006 undone, the figures stamped by its calculator (version 2).
+  // Back to the previous release: 011 to 006 undone, the figures stamped by its calculator (version 2).
   expect(CALCULATOR_VERSION).toBeGreaterThan(PREVIOUS_CALCULATOR_VERSION);
   await undoFrom('20261125_006_stored_totals');
   await db('project_figures').where({ team_id: h.teamId }).update({ calculator_version: PREVIOUS_CALCULATOR_VERSION });
@@ -277,6 +279,25 @@ it('marks the tasks a previous release created and no refresh computed yet (009)
   const res = await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
   expect(res.body.body.tasks.map((task: { id: string; estimated_labor_cost: number }) => [task.id, task.estimated_labor_cost])).toEqual([[parent.id, 140]]);
   await expectProjectMatchesOracle(h, project.id);
+});
+
+it('marks the tokens earlier releases made from ADMIN_TOKEN (012), so a start with a new value revokes every one of them', async () => {
+  await db.migrate.down({ migrationSource, name: '20261127_012_token_lifecycle' });
+  await ensureDefaultTeam(db);
+  // Two values of ADMIN_TOKEN left active by the earlier release (it never revoked one), and a token made by hand.
+  const secrets = ['first-admin-token-0123456789abcdefghij', 'second-admin-token-0123456789abcdefghi', 'pft_made-by-hand-0123456789abcdefghijklm'];
+  await db('api_tokens').insert([
+    { team_id: DEFAULT_TEAM_ID, name: 'ADMIN_TOKEN', role: 'admin', secret_hash: hashSecret(secrets[0] as string) },
+    { team_id: DEFAULT_TEAM_ID, name: 'ADMIN_TOKEN', role: 'admin', secret_hash: hashSecret(secrets[1] as string) },
+    { team_id: DEFAULT_TEAM_ID, name: 'ci', role: 'admin', secret_hash: hashSecret(secrets[2] as string) },
+  ]);
+  await db.migrate.latest({ migrationSource });
+  const current = 'third-admin-token-0123456789abcdefghij';
+  await bootstrapAccess(db, current);
+  expect(await authenticate(db, secrets[0] as string)).toBeUndefined();
+  expect(await authenticate(db, secrets[1] as string)).toBeUndefined();
+  expect(await authenticate(db, secrets[2] as string)).toMatchObject({ teamId: DEFAULT_TEAM_ID, tokenName: 'ci' });
+  expect(await authenticate(db, current)).toMatchObject({ teamId: DEFAULT_TEAM_ID, role: 'admin' });
 });
 
 it('leaves room on the pages of task_labor for HOT updates (010), and gives it back when undone', async () => {
