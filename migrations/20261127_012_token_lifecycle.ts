@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /*
- * Who created a team and when (CONTRACT section 6: creating teams is the operator's act), and a
+ * Who created a team and when (docs/api.md, POST /api/teams: creating teams is the operator's act), and a
  * token's lifecycle:
  *   - teams.created_by_token_id: the token that created the team through POST /api/teams (null for
  *     the default team and for teams made before this release or by hand); created_at already exists.

@@ -11,7 +11,7 @@ export async function ensureDefaultTeam(db: Knex): Promise<void> {
 }
 
 /**
- * Creating a team gives it its own share of the instance: an operator's act (CONTRACT section 6), so
+ * Creating a team gives it its own share of the instance: an operator's act (docs/api.md, POST /api/teams), so
  * only an admin token of the installation's own team may do it, never another team's admin.
  */
 export function requireOperator(actor: Actor): void {
