@@ -9,6 +9,7 @@ import * as inputMarks from './20261125_007_input_marks';
 import * as coveringTotals from './20261125_008_covering_totals';
 import * as newTaskMarks from './20261126_009_new_task_marks';
 import * as laborFillfactor from './20261126_010_labor_fillfactor';
+import * as events from './20261127_020_events';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -27,6 +28,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261125_008_covering_totals', coveringTotals],
   ['20261126_009_new_task_marks', newTaskMarks],
   ['20261126_010_labor_fillfactor', laborFillfactor],
+  ['20261127_020_events', events],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

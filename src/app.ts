@@ -13,6 +13,7 @@ import { createLimiter } from './limiter';
 import { requireToken, roleByMethod } from './http/auth';
 import { corsFor } from './http/cors';
 import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
+import { eventsRouter } from './events/events.router';
 import { createMetrics } from './http/metrics';
 import { admissionInTurns } from './http/admission';
 import { rateLimit } from './http/rate-limit';
@@ -146,6 +147,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(gated(timeLogsRouter(db)));
   api.use(gated(sessionRouter(db)));
   api.use(gated(tokensRouter(db, tokenCache)));
+  api.use(gated(eventsRouter(db)));
   app.use('/api', api);
   // After /api, whose requests (the many) then never walk these routers' routes.
   app.use(openApiRouter());

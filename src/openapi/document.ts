@@ -27,6 +27,7 @@ import {
 import { archivedTaskResponse, createTaskBody, taskResponse, updateTaskBody } from '../tasks/tasks.schemas';
 import { createTeamMemberBody, teamMemberResponse, updateTeamMemberBody } from '../team-members/team-members.schemas';
 import { createTimeLogBody, timeLogResponse } from '../time-logs/time-logs.schemas';
+import { eventsQuery, eventsResponse } from '../events/events.schemas';
 import { errorEnvelope, success } from './common';
 
 /*
@@ -192,6 +193,8 @@ const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'List the team\'s tokens (without secrets)', ok: { status: 200, schema: z.array(tokenResponse) }, errors: [401, 403] },
   { method: 'delete', path: '/api/tokens/{id}', tag: 'Access', role: 'admin', summary: 'Revoke a token, effective immediately', ok: { status: 200, schema: tokenResponse }, errors: read },
   { method: 'post', path: '/api/teams', tag: 'Access', role: 'admin', summary: 'Create an empty team and its first admin token', body: createTeamBody, example: { name: 'Agency B' }, ok: { status: 201, schema: createdTeamResponse }, errors: write },
+
+  { method: 'get', path: '/api/events', tag: 'Events', role: 'viewer', summary: 'The team\'s event feed in seq order: every change of a finance input (docs/webhooks.md)', query: eventsQuery, ok: { status: 200, schema: eventsResponse }, errors: [400, 401, 403] },
 ];
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {
