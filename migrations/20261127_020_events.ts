@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 
 /*
  * The event feed (an outbox: every write records its events in its own transaction) and webhooks
- * (CONTRACT section 9, rules 5 and 6; src/events, src/webhooks).
+ * (docs/webhooks.md; src/events, src/webhooks).
  *
  * An event is inserted without a `seq`: it gets one only once committed, from the team's sequencer
  * (events.repository.ts, sequenceEvents), so a reader paging by seq never skips a row that commits

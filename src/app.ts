@@ -29,6 +29,7 @@ import { tasksRouter } from './tasks/tasks.router';
 import { teamMembersRouter } from './team-members/team-members.router';
 import { timeLogsRouter } from './time-logs/time-logs.router';
 import { screenRouter } from './web/static';
+import { webhooksRouter } from './webhooks/webhooks.router';
 
 export type AppDeps = {
   db: Knex;
@@ -60,6 +61,8 @@ export type AppDeps = {
   webDir?: string;
   /** Counts the API requests in flight, for background work that waits for quiet moments (server.ts). */
   activity?: Activity;
+  /** Webhooks may point at loopback, private and link-local addresses (WEBHOOK_ALLOW_PRIVATE); refused by default. */
+  webhookAllowPrivate?: boolean;
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -148,6 +151,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(gated(sessionRouter(db)));
   api.use(gated(tokensRouter(db, tokenCache)));
   api.use(gated(eventsRouter(db)));
+  api.use(gated(webhooksRouter(db, { allowPrivate: deps.webhookAllowPrivate ?? false })));
   app.use('/api', api);
   // After /api, whose requests (the many) then never walk these routers' routes.
   app.use(openApiRouter());

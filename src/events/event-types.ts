@@ -1,5 +1,5 @@
 /**
- * Every type of event in a team's feed (CONTRACT 9.5), one declaration: the feed's `type` filter, the
+ * Every type of event in a team's feed, one declaration: the feed's `type` filter, the
  * webhooks' `event_types` and the OpenAPI document read it.
  */
 export const EVENT_TYPES = [

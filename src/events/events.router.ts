@@ -6,7 +6,7 @@ import { parseQuery } from '../http/validate';
 import { eventsQuery } from './events.schemas';
 import * as service from './events.service';
 
-/** The team's event feed (CONTRACT 9.5): any role reads it. */
+/** The team's event feed: any role reads it. */
 export function eventsRouter(db: Knex): Router {
   const router = Router();
   router.get('/events', async (req, res) => {

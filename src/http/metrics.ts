@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import type { Knex } from 'knex';
 import client from 'prom-client';
+import { registerWebhookMetrics } from '../webhooks/webhook-metrics';
 
 /*
  * Prometheus metrics: requests per route template and status with latency histograms, the database
@@ -40,6 +41,8 @@ export function createMetrics(db: Knex): Metrics {
       this.set({ state: 'max' }, current?.max ?? 0);
     },
   });
+
+  registerWebhookMetrics(registry, db);
 
   const observe = (req: Request, res: Response, next: NextFunction) => {
     const end = duration.startTimer();
