@@ -153,6 +153,24 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
     { id: 'd0000000-0000-4000-8000-000000000004', old_value: 0, new_value: 99.99, finance_version: 2, changed_by: 'ci', changed_by_token_id: 'e0000000-0000-4000-8000-000000000005', changed_at: '2026-11-20T09:30:00.000Z' },
   ],
 };
+const webhookExample = { id: 'f0000000-0000-4000-8000-000000000006', url: 'https://hooks.example.com/finance', event_types: ['time_log.created'], description: 'ERP sync', created_at: '2026-11-20T09:30:00.000Z' };
+RESPONSE_EXAMPLES['get /api/events'] = {
+  events: [
+    {
+      id: 'd0000000-0000-4000-8000-000000000007',
+      seq: 42,
+      type: 'time_log.created',
+      occurred_at: '2026-11-20T09:30:00.000Z',
+      data: { time_log_id: EXAMPLE_ID, project_id: summaryExample.project_id, task_id: summaryExample.id, team_member_id: ann.team_member_id, seconds: 5400, logged_at: '2026-11-20T08:00:00.000Z' },
+    },
+  ],
+  next_after: 42,
+};
+RESPONSE_EXAMPLES['get /api/webhooks'] = [webhookExample];
+RESPONSE_EXAMPLES['delete /api/webhooks/{id}'] = webhookExample;
+RESPONSE_EXAMPLES['get /api/webhooks/{id}/deliveries'] = [
+  { id: 'a1000000-0000-4000-8000-000000000008', delivery_id: 'a2000000-0000-4000-8000-000000000009', event_id: 'd0000000-0000-4000-8000-000000000007', event_type: 'time_log.created', status_code: 503, error: null, duration_ms: 120, attempted_at: '2026-11-20T09:30:00.000Z', next_attempt_at: '2026-11-20T09:30:05.000Z', outcome: 'retrying' },
+];
 const write = [400, 401, 403, 404, 413, 415];
 
 const OPERATIONS: Operation[] = [
