@@ -173,3 +173,31 @@ describe('the event feed', () => {
     await h.api.as(viewer).get('/api/events').expect(200);
   });
 });
+
+describe('the feed under concurrent writes (PostgreSQL server)', () => {
+  const onServer = process.env.PFS_TEST_BACKEND === 'postgres';
+  // PGlite runs one transaction at a time: a write held open would hold the reader too.
+  (onServer ? it : it.skip)('never skips an event that commits after a later one was read', async () => {
+    const { recordEvent } = await import('../../../src/events/events.repository');
+    const start = await lastSeq(h.api);
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let recorded: () => void = () => {};
+    const inserted = new Promise<void>((resolve) => (recorded = resolve));
+    // A write that records its event first and commits last.
+    const slow = h.db.transaction(async (trx) => {
+      await recordEvent(trx, h.teamId, 'project.changed', { project_id: 'slow' });
+      recorded();
+      await held;
+    });
+    await inserted;
+    const project = await createProject(h.api);
+    const first = (await h.api.get(`/api/events?after=${start}`).expect(200)).body.body;
+    expect(first.events.map((e: Event) => e.data.project_id)).toEqual([project.id]);
+    release();
+    await slow;
+    const second = (await h.api.get(`/api/events?after=${first.next_after}`).expect(200)).body.body;
+    expect(second.events.map((e: Event) => e.data.project_id)).toEqual(['slow']);
+    expect(second.events[0].seq).toBeGreaterThan(first.next_after);
+  });
+});
