@@ -74,23 +74,24 @@ export type ClaimedDelivery = {
 
 /**
  * Claims due deliveries for one attempt each (FOR UPDATE SKIP LOCKED: with several instances, each
- * delivery is claimed by one): at most `perWebhook` of each webhook not in `busy`, `limit` in all,
- * oldest due first. A claim is a lease: its next_attempt_at moves to `leaseUntil`, so a delivery whose
+ * delivery is claimed by one): of each webhook, at most `perWebhook` less the attempts `inFlight`
+ * already has in this instance; `limit` in all, oldest due first. A claim is a lease: its next_attempt_at moves to `leaseUntil`, so a delivery whose
  * instance dies mid-attempt is claimed again then (at least once), and its attempt count grows.
  */
 export async function claimDue(
   db: Knex,
-  opts: { now: Date; leaseUntil: Date; limit: number; perWebhook: number; busy: readonly string[] },
+  opts: { now: Date; leaseUntil: Date; limit: number; perWebhook: number; inFlight: ReadonlyMap<string, number> },
 ): Promise<ClaimedDelivery[]> {
   const result = await db.raw(
-    `with candidates as (
+    `with busy (webhook_id, attempts) as (select * from unnest(cast(:busyIds as uuid[]), cast(:busyCounts as int[]))),
+     candidates as (
        select team_id, id from (
-         select team_id, id, next_attempt_at, row_number() over (partition by webhook_id order by next_attempt_at, id) as rank
-         from webhook_deliveries
-         where status = 'pending' and next_attempt_at <= cast(:now as timestamptz)
-           and not (webhook_id = any(cast(:busy as uuid[])))
+         select d.team_id, d.id, d.next_attempt_at, coalesce(busy.attempts, 0) as attempts,
+                row_number() over (partition by d.webhook_id order by d.next_attempt_at, d.id) as rank
+         from webhook_deliveries d left join busy on busy.webhook_id = d.webhook_id
+         where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz)
        ) ranked
-       where rank <= :perWebhook
+       where rank <= :perWebhook - attempts
        order by next_attempt_at, id
        limit :limit
      ),
@@ -115,7 +116,8 @@ export async function claimDue(
       leaseUntil: opts.leaseUntil.toISOString(),
       limit: opts.limit,
       perWebhook: opts.perWebhook,
-      busy: `{${opts.busy.join(',')}}`,
+      busyIds: `{${[...opts.inFlight.keys()].join(',')}}`,
+      busyCounts: `{${[...opts.inFlight.values()].join(',')}}`,
     },
   );
   return result.rows;

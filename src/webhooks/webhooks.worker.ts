@@ -12,8 +12,8 @@ import { deliveryStats } from './webhook-metrics';
  * moment loses nothing: a delivery claimed by a killed process is due again when its lease ends and is
  * sent again (at least once; receivers deduplicate on webhook-id). Several instances share the queue
  * (claimDue: FOR UPDATE SKIP LOCKED). A webhook has at most `perWebhook` attempts in flight in an
- * instance and is not claimed for again until they end, so a receiver that hangs holds only its own
- * deliveries (for the attempt's 10 s timeout), never another webhook's or a request.
+ * instance, so a receiver that hangs holds only its own deliveries (each for the attempt's 10 s
+ * timeout), never another webhook's or a request.
  */
 
 export type WorkerOptions = {
@@ -80,8 +80,8 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
         else inFlight.set(delivery.webhook_id, left);
         total -= 1;
         running.delete(run);
-        // A webhook's batch is done: claim its next deliveries at once rather than at the next poll.
-        if (left === 0 && !stopped) void poll();
+        // Room for another attempt: claim at once rather than at the next poll.
+        if (!stopped) void poll();
       });
     running.add(run);
   }
@@ -90,7 +90,7 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
     const room = concurrency - total;
     if (room <= 0 || stopped) return;
     const now = clock();
-    const claimed = await repo.claimDue(db, { now, leaseUntil: new Date(now.getTime() + LEASE_MS), limit: room, perWebhook, busy: [...inFlight.keys()] });
+    const claimed = await repo.claimDue(db, { now, leaseUntil: new Date(now.getTime() + LEASE_MS), limit: room, perWebhook, inFlight });
     if (stopped) {
       await repo.releaseClaims(db, claimed, now);
       return;
