@@ -151,7 +151,8 @@ export function createApp(deps: AppDeps): Express {
   api.use(gated(sessionRouter(db)));
   api.use(gated(tokensRouter(db, tokenCache)));
   api.use(gated(eventsRouter(db)));
-  api.use(gated(webhooksRouter(db, { allowPrivate: deps.webhookAllowPrivate ?? false })));
+  // Unset (an app built in-process, e.g. by a test): as WEBHOOK_ALLOW_PRIVATE says, refused by default.
+  api.use(gated(webhooksRouter(db, { allowPrivate: deps.webhookAllowPrivate ?? process.env.WEBHOOK_ALLOW_PRIVATE === 'true' })));
   app.use('/api', api);
   // After /api, whose requests (the many) then never walk these routers' routes.
   app.use(openApiRouter());
