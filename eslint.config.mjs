@@ -6,7 +6,7 @@ export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'data/', 'coverage/', 'jest.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
-  { files: ['scripts/**/*.mjs'], languageOptions: { globals: globals.node } },
+  { files: ['scripts/**/*.mjs', 'docs/**/*.mjs'], languageOptions: { globals: globals.node } },
   { files: ['web/**/*.{ts,tsx,mts}'], languageOptions: { globals: globals.browser } },
   {
     rules: {

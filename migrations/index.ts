@@ -11,6 +11,7 @@ import * as newTaskMarks from './20261126_009_new_task_marks';
 import * as laborFillfactor from './20261126_010_labor_fillfactor';
 import * as listOrderIndexes from './20261127_011_list_order_indexes';
 import * as tokenLifecycle from './20261127_012_token_lifecycle';
+import * as events from './20261127_020_events';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -31,6 +32,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261126_010_labor_fillfactor', laborFillfactor],
   ['20261127_011_list_order_indexes', listOrderIndexes],
   ['20261127_012_token_lifecycle', tokenLifecycle],
+  ['20261127_020_events', events],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

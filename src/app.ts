@@ -18,6 +18,7 @@ import { jsonBody } from './http/body';
 import { errorHandler, routeNotFound } from './http/error-handler';
 import { createMetrics, requireMetricsToken } from './http/metrics';
 import { admissionInTurns, clientByCheckedToken } from './http/admission';
+import { eventsRouter } from './events/events.router';
 import { rateLimit } from './http/rate-limit';
 import { TeamShare, teamShare } from './http/team-share';
 import { gated } from './http/gate';
@@ -32,6 +33,7 @@ import { tasksRouter } from './tasks/tasks.router';
 import { teamMembersRouter } from './team-members/team-members.router';
 import { timeLogsRouter } from './time-logs/time-logs.router';
 import { screenRouter } from './web/static';
+import { webhooksRouter } from './webhooks/webhooks.router';
 
 export type AppDeps = {
   db: Knex;
@@ -69,6 +71,8 @@ export type AppDeps = {
   metricsToken?: string;
   /** Express's `trust proxy` (TRUST_PROXY): which proxies' X-Forwarded-For tells the client's address. */
   trustProxy?: boolean | number | string;
+  /** Webhooks may point at loopback, private and link-local addresses (WEBHOOK_ALLOW_PRIVATE); refused by default. */
+  webhookAllowPrivate?: boolean;
 };
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,100}$/;
@@ -165,6 +169,9 @@ export function createApp(deps: AppDeps): Express {
   api.use(gated(timeLogsRouter(db)));
   api.use(gated(sessionRouter(db)));
   api.use(gated(tokensRouter(db, tokenCache)));
+  api.use(gated(eventsRouter(db)));
+  // Unset (an app built in-process, e.g. by a test): as WEBHOOK_ALLOW_PRIVATE says, refused by default.
+  api.use(gated(webhooksRouter(db, { allowPrivate: deps.webhookAllowPrivate ?? process.env.WEBHOOK_ALLOW_PRIVATE === 'true' })));
   app.use('/api', api);
   // After /api, whose requests (the many) then never walk these routers' routes.
   app.use(openApiRouter());

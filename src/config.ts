@@ -81,6 +81,7 @@ const configSchema = z.object({
   TEAM_QUEUE: z.coerce.number().int().min(0).max(100_000).default(100),
   CORS_ORIGINS: originList.default([]),
   HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(60),
+  WEBHOOK_ALLOW_PRIVATE: booleanFlag.default(false),
 });
 
 export type Config = {
@@ -115,6 +116,8 @@ export type Config = {
   corsOrigins: string[];
   /** How far (percent) V8 lets the heap grow past what its last full collection kept; 0: V8's own heuristics. */
   heapGrowingPercent: number;
+  /** Webhooks may reach loopback, private and link-local addresses (tests, a receiver on the same network). */
+  webhookAllowPrivate: boolean;
 };
 
 /** Reads the environment (and `.env`, which never overrides a variable already set) once. */
@@ -148,5 +151,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     teamQueue: c.TEAM_QUEUE,
     corsOrigins: c.CORS_ORIGINS,
     heapGrowingPercent: c.HEAP_GROWING_PERCENT,
+    webhookAllowPrivate: c.WEBHOOK_ALLOW_PRIVATE,
   };
 }

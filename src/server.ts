@@ -16,6 +16,7 @@ import { serverFor } from './http/express-server';
 import { createLogger } from './logger';
 import { ensureDefaultTeam } from './teams/teams.service';
 import { printWelcome } from './welcome';
+import { startWebhookWorker } from './webhooks/webhooks.worker';
 import { DEFAULT_WEB_DIR } from './web/static';
 import { findDemoIds, seedDemoIfEmpty } from '../seeds/demo';
 
@@ -93,6 +94,7 @@ async function main(): Promise<void> {
       trustProxy: config.trustProxy,
       webDir: DEFAULT_WEB_DIR,
       isStarted: () => started,
+      webhookAllowPrivate: config.webhookAllowPrivate,
     });
     server = serverFor(app).listen(config.port, config.host);
     await listen(server, config.port, config.host);
@@ -102,6 +104,8 @@ async function main(): Promise<void> {
     // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/parts-fill.ts).
     const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS) });
     onRefreshed(db, filler.refreshed);
+    // Webhook deliveries, in the background; stopped before the database closes.
+    const webhooks = startWebhookWorker({ db, logger, allowPrivate: config.webhookAllowPrivate });
     void filler.scheduleOutdated().catch((err: unknown) => logger.warn({ err }, 'could not look for breakdown parts to fill'));
 
     const address = server.address();
@@ -112,6 +116,7 @@ async function main(): Promise<void> {
     handleSignals(server, async () => {
       await filler.stop();
       await tokenUsage.settled();
+      await webhooks.stop();
       await revocations?.close();
       await database.close();
     }, logger);

@@ -5,6 +5,7 @@ import client from 'prom-client';
 import { hashSecret } from '../auth/tokens.service';
 import { bearerSecret } from './auth';
 import { AppError } from './errors';
+import { registerWebhookMetrics } from '../webhooks/webhook-metrics';
 
 /*
  * Prometheus metrics: requests per route template and status with latency histograms, the database
@@ -44,6 +45,8 @@ export function createMetrics(db: Knex): Metrics {
       this.set({ state: 'max' }, current?.max ?? 0);
     },
   });
+
+  registerWebhookMetrics(registry, db);
 
   const observe = (req: Request, res: Response, next: NextFunction) => {
     const end = duration.startTimer();

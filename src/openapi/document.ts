@@ -28,6 +28,8 @@ import { archivedTaskResponse, createTaskBody, taskResponse, updateTaskBody } fr
 import { createTeamMemberBody, teamMemberResponse, updateTeamMemberBody } from '../team-members/team-members.schemas';
 import { createTimeLogBody, timeLogResponse } from '../time-logs/time-logs.schemas';
 import { pageQuery } from '../http/paging';
+import { eventsQuery, eventsResponse } from '../events/events.schemas';
+import { createWebhookBody, createdWebhookResponse, deliveriesQuery, deliveryAttemptResponse, webhookResponse } from '../webhooks/webhooks.schemas';
 import { errorEnvelope, success } from './common';
 
 /*
@@ -166,6 +168,24 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
     { id: 'd0000000-0000-4000-8000-000000000004', old_value: 0, new_value: 99.99, finance_version: 2, changed_by: 'ci', changed_by_token_id: 'e0000000-0000-4000-8000-000000000005', changed_at: '2026-11-20T09:30:00.000Z' },
   ],
 };
+const webhookExample = { id: 'f0000000-0000-4000-8000-000000000006', url: 'https://hooks.example.com/finance', event_types: ['time_log.created'], description: 'ERP sync', created_at: '2026-11-20T09:30:00.000Z' };
+RESPONSE_EXAMPLES['get /api/events'] = {
+  events: [
+    {
+      id: 'd0000000-0000-4000-8000-000000000007',
+      seq: 42,
+      type: 'time_log.created',
+      occurred_at: '2026-11-20T09:30:00.000Z',
+      data: { time_log_id: EXAMPLE_ID, project_id: summaryExample.project_id, task_id: summaryExample.id, team_member_id: ann.team_member_id, seconds: 5400, logged_at: '2026-11-20T08:00:00.000Z' },
+    },
+  ],
+  next_after: 42,
+};
+RESPONSE_EXAMPLES['get /api/webhooks'] = [webhookExample];
+RESPONSE_EXAMPLES['delete /api/webhooks/{id}'] = webhookExample;
+RESPONSE_EXAMPLES['get /api/webhooks/{id}/deliveries'] = [
+  { id: 'a1000000-0000-4000-8000-000000000008', delivery_id: 'a2000000-0000-4000-8000-000000000009', event_id: 'd0000000-0000-4000-8000-000000000007', event_type: 'time_log.created', status_code: 503, error: null, duration_ms: 120, attempted_at: '2026-11-20T09:30:00.000Z', next_attempt_at: '2026-11-20T09:30:05.000Z', outcome: 'retrying' },
+];
 const write = [400, 401, 403, 404, 413, 415];
 
 const OPERATIONS: Operation[] = [
@@ -207,6 +227,12 @@ const OPERATIONS: Operation[] = [
   { method: 'get', path: '/api/tokens', tag: 'Access', role: 'admin', summary: 'List the team\'s tokens (without secrets), with their expiry and last use (to the minute)', ok: { status: 200, schema: z.array(tokenResponse) }, errors: [400, 401, 403], paged: true },
   { method: 'delete', path: '/api/tokens/{id}', tag: 'Access', role: 'admin', summary: 'Revoke a token, effective immediately', ok: { status: 200, schema: tokenResponse }, errors: read },
   { method: 'post', path: '/api/teams', tag: 'Access', role: 'admin', access: 'Requires an admin token of the default team (the operator\'s); 403 for any other team\'s admin.', summary: 'Create an empty team and its first admin token (the operator only)', body: createTeamBody, example: { name: 'Agency B' }, ok: { status: 201, schema: createdTeamResponse }, errors: write },
+
+  { method: 'get', path: '/api/events', tag: 'Events', role: 'viewer', summary: 'The team\'s event feed in seq order: every change of a finance input (docs/webhooks.md)', query: eventsQuery, ok: { status: 200, schema: eventsResponse }, errors: [400, 401, 403] },
+  { method: 'post', path: '/api/webhooks', tag: 'Events', role: 'admin', summary: 'Register a webhook: every event of the given types is POSTed to its URL, signed (docs/webhooks.md); the secret is returned this once', body: createWebhookBody, example: { url: 'https://hooks.example.com/finance', event_types: ['time_log.created', 'task.fixed_cost.changed'], description: 'ERP sync' }, ok: { status: 201, schema: createdWebhookResponse }, errors: write },
+  { method: 'get', path: '/api/webhooks', tag: 'Events', role: 'admin', summary: 'List the team\'s webhooks (without secrets)', ok: { status: 200, schema: z.array(webhookResponse) }, errors: [401, 403] },
+  { method: 'delete', path: '/api/webhooks/{id}', tag: 'Events', role: 'admin', summary: 'Delete a webhook: nothing more is delivered to it', ok: { status: 200, schema: webhookResponse }, errors: read },
+  { method: 'get', path: '/api/webhooks/{id}/deliveries', tag: 'Events', role: 'admin', summary: 'The webhook\'s delivery attempts, newest first: event, status code or error, duration, next attempt', query: deliveriesQuery, ok: { status: 200, schema: z.array(deliveryAttemptResponse) }, errors: read },
 ];
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {

@@ -9,6 +9,8 @@ import { todayIn } from '../clock';
 import type { Actor } from '../auth/roles';
 import { existingJobRoleIds } from '../job-roles/job-roles.repository';
 import { findTeamMember } from '../team-members/team-members.repository';
+import { memberRoleEvent, projectChangedEvent, rateCardEvent } from '../events/event-data';
+import { recordEvent } from '../events/events.repository';
 import * as repo from './projects.repository';
 import { RateCardBody, createProjectBody, projectMemberBody, updateProjectBody } from './projects.schemas';
 
@@ -83,8 +85,12 @@ export async function createProject(db: Knex, teamId: string, body: z.infer<type
   if (body.budget != null) checkAmountDecimals('budget', body.budget, currency);
   const timeZone = body.time_zone ?? DEFAULT_TIME_ZONE;
   await checkTimeZone(db, timeZone);
-  const project = await repo
-    .insertProject(db, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null, time_zone: timeZone })
+  const project = await db
+    .transaction(async (trx) => {
+      const inserted = await repo.insertProject(trx, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null, time_zone: timeZone });
+      await recordEvent(trx, teamId, 'project.changed', projectChangedEvent(undefined, inserted));
+      return inserted;
+    })
     .catch(duplicateName(body.name));
   return presentProject(project);
 }
@@ -105,6 +111,7 @@ export async function updateProject(db: Knex, teamId: string, id: string, body: 
       .updateProject(trx, teamId, id, { name: body.name, currency: body.currency, budget: amountText(body.budget), time_zone: body.time_zone })
       .catch(duplicateName(body.name ?? project.name));
     if (body.time_zone !== undefined && body.time_zone !== project.time_zone) await repo.rebuildDayTotals(trx, teamId, id);
+    await recordEvent(trx, teamId, 'project.changed', projectChangedEvent(project, updated));
     return presentProject(updated);
   });
 }
@@ -196,6 +203,7 @@ export async function replaceRateCard(db: Knex, actor: Actor, projectId: string,
     const project = await lockProjectForWrite(trx, actor.teamId, projectId, { kind: 'rates' });
     const { effectiveFrom, changedRoles: roles } = await applyRateCard(trx, actor, project, body);
     await repo.recordRateChange(trx, actor.teamId, projectId, roles, effectiveFrom);
+    await recordEvent(trx, actor.teamId, 'rate_card.changed', rateCardEvent(projectId, effectiveFrom, body.roles, roles));
     return presentRateCard(trx, actor.teamId, project, effectiveFrom);
   });
 }
@@ -219,6 +227,7 @@ export async function setProjectMember(db: Knex, actor: Actor, projectId: string
     const added = await repo.setProjectMemberRole(trx, teamId, projectId, memberId, jobRoleId, body.effective_from ?? today, actor.tokenName);
     // New to the project: its role counts from the beginning, also for time it logged before joining.
     if (added) await repo.recordMemberChange(trx, teamId, projectId, memberId, repo.BEGINNING);
+    await recordEvent(trx, teamId, 'member_role.changed', memberRoleEvent(projectId, memberId, { job_role_id: jobRoleId, effective_from: body.effective_from ?? today, added }));
     const [entry] = (await repo.listProjectMembers(trx, teamId, projectId, today, FIRST_PAGE, memberId)).rows;
     return { added, member: { project_id: projectId, ...entry } };
   });
@@ -236,6 +245,7 @@ export async function removeProjectMember(db: Knex, teamId: string, projectId: s
       throw new AppError(409, 'CONFLICT', `The member is still assigned to tasks of this project: ${assigned.join(', ')}`);
     }
     await repo.deleteProjectMember(trx, teamId, projectId, memberId);
+    await recordEvent(trx, teamId, 'member_role.changed', memberRoleEvent(projectId, memberId, { removed: true }));
     return { project_id: projectId, ...entry };
   });
 }

@@ -3,6 +3,8 @@ import type { Actor } from '../auth/roles';
 import { Decimal, toDecimal } from '../finance/money';
 import { AppError, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
+import { fixedCostEvent, taskArchivedEvent, taskChangedEvent } from '../events/event-data';
+import { recordEvent } from '../events/events.repository';
 import { lockProjectForWrite } from '../projects/projects.service';
 import { lockProjectOfTask } from '../projects/projects.repository';
 import * as repo from './tasks.repository';
@@ -94,6 +96,7 @@ export async function recordFixedCost(trx: Knex, actor: Actor, task: repo.TaskRo
     changed_by: actor.tokenName,
     changed_by_token_id: actor.tokenId,
   });
+  await recordEvent(trx, actor.teamId, 'task.fixed_cost.changed', fixedCostEvent(task, task.fixed_cost, newValue.toFixed(), actor.tokenName));
 }
 
 export async function createTask(db: Knex, actor: Actor, projectId: string, body: CreateTaskBody) {
@@ -117,7 +120,9 @@ export async function createTask(db: Knex, actor: Actor, projectId: string, body
     });
     await repo.replaceAssignees(trx, teamId, id, assignees);
     if (body.fixed_cost) await recordFixedCost(trx, actor, await requireTask(trx, teamId, id, true), toDecimal(body.fixed_cost));
-    return presentTask(await requireTask(trx, teamId, id), await repo.assigneeIds(trx, teamId, id));
+    const created = presentTask(await requireTask(trx, teamId, id), await repo.assigneeIds(trx, teamId, id));
+    await recordEvent(trx, teamId, 'task.changed', taskChangedEvent(undefined, created));
+    return created;
   });
 }
 
@@ -125,6 +130,7 @@ export async function updateTask(db: Knex, actor: Actor, id: string, body: Updat
   const teamId = actor.teamId;
   return db.transaction(async (trx) => {
     const { task } = await lockTaskForWrite(trx, teamId, id);
+    const before = presentTask(task, await repo.assigneeIds(trx, teamId, id));
     if (body.fixed_cost !== undefined) checkAmountDecimals('fixed_cost', body.fixed_cost, task.currency);
     const parentId = body.parent_task_id?.toLowerCase();
     if (parentId) {
@@ -150,14 +156,17 @@ export async function updateTask(db: Knex, actor: Actor, id: string, body: Updat
     if (body.fixed_cost !== undefined && !toDecimal(body.fixed_cost).equals(toDecimal(task.fixed_cost))) {
       await recordFixedCost(trx, actor, task, toDecimal(body.fixed_cost));
     }
-    return presentTask(await requireTask(trx, teamId, id), await repo.assigneeIds(trx, teamId, id));
+    const after = presentTask(await requireTask(trx, teamId, id), await repo.assigneeIds(trx, teamId, id));
+    await recordEvent(trx, teamId, 'task.changed', taskChangedEvent(before, after));
+    return after;
   });
 }
 
 export async function archiveTask(db: Knex, teamId: string, id: string) {
   return db.transaction(async (trx) => {
-    await lockTaskForWrite(trx, teamId, id);
+    const { task } = await lockTaskForWrite(trx, teamId, id);
     const archived = await repo.archiveSubtree(trx, teamId, id);
+    await recordEvent(trx, teamId, 'task.changed', taskArchivedEvent(task, archived));
     return { id, archived: true, archived_tasks: archived };
   });
 }

@@ -3,6 +3,8 @@ import { fieldError, notFound } from '../http/errors';
 import type { PageRequest } from '../http/paging';
 import { nowIso } from '../clock';
 import { hoursFromSeconds, secondsFromHours } from '../finance/money';
+import { recordEvent } from '../events/events.repository';
+import { timeLogEvent } from '../events/event-data';
 import { lockProjectForWrite } from '../projects/projects.service';
 import { requireTask } from '../tasks/tasks.service';
 import * as repo from './time-logs.repository';
@@ -16,13 +18,18 @@ function presentTimeLog(row: repo.TimeLogRow) {
 const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? secondsFromHours(body.hours ?? 0);
 
 export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
-  const { taskFound, log } = await repo.logTime(db, teamId, {
-    task_id: taskId,
-    team_member_id: body.team_member_id.toLowerCase(),
-    seconds: secondsOf(body),
-    // Now by the service's clock (never the database server's), like every "today".
-    logged_at: body.logged_at ?? nowIso(),
-    note: body.note ?? null,
+  // The log and its event commit together (events/events.repository.ts).
+  const { taskFound, log } = await db.transaction(async (trx) => {
+    const logged = await repo.logTime(trx, teamId, {
+      task_id: taskId,
+      team_member_id: body.team_member_id.toLowerCase(),
+      seconds: secondsOf(body),
+      // Now by the service's clock (never the database server's), like every "today".
+      logged_at: body.logged_at ?? nowIso(),
+      note: body.note ?? null,
+    });
+    if (logged.log) await recordEvent(trx, teamId, 'time_log.created', timeLogEvent(logged.log, await repo.projectOfTask(trx, teamId, taskId)));
+    return logged;
   });
   if (!taskFound) throw notFound('TASK_NOT_FOUND', 'Task');
   if (!log) throw fieldError('team_member_id', 'is not a member of this team');
@@ -40,8 +47,11 @@ export async function deleteTimeLog(db: Knex, teamId: string, id: string) {
     const log = await repo.findTimeLog(trx, teamId, id);
     if (!log) return undefined;
     // Logs of archived tasks may go too (an archived task's mark is harmless).
-    await lockProjectForWrite(trx, teamId, await repo.projectOfTask(trx, teamId, log.task_id), { kind: 'task-figures', taskIds: [log.task_id] });
-    return repo.deleteTimeLog(trx, teamId, id);
+    const projectId = await repo.projectOfTask(trx, teamId, log.task_id);
+    await lockProjectForWrite(trx, teamId, projectId, { kind: 'task-figures', taskIds: [log.task_id] });
+    const deleted = await repo.deleteTimeLog(trx, teamId, id);
+    if (deleted) await recordEvent(trx, teamId, 'time_log.deleted', timeLogEvent(deleted, projectId));
+    return deleted;
   });
   if (!row) throw notFound('TIME_LOG_NOT_FOUND', 'Time log');
   return presentTimeLog(row);

@@ -1,0 +1,176 @@
+import type { Knex } from 'knex';
+
+export type WebhookRow = { id: string; url: string; event_types: string[]; description: string | null; created_at: Date };
+
+const COLUMNS = ['id', 'url', 'event_types', 'description', 'created_at'];
+
+export async function insertWebhook(
+  db: Knex,
+  teamId: string,
+  fields: { url: string; event_types: string[]; description: string | null; secret: string },
+): Promise<WebhookRow> {
+  const [row] = await db('webhooks').insert({ team_id: teamId, ...fields }).returning(COLUMNS);
+  return row;
+}
+
+export async function listWebhooks(db: Knex, teamId: string): Promise<WebhookRow[]> {
+  return db('webhooks').where({ team_id: teamId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select(COLUMNS);
+}
+
+export async function findWebhook(db: Knex, teamId: string, id: string): Promise<WebhookRow | undefined> {
+  return db('webhooks').where({ team_id: teamId, id }).first(COLUMNS);
+}
+
+/** Deletes a webhook with its queued deliveries and attempt log. */
+export async function deleteWebhook(db: Knex, teamId: string, id: string): Promise<WebhookRow | undefined> {
+  const [row] = await db('webhooks').where({ team_id: teamId, id }).delete().returning(COLUMNS);
+  return row;
+}
+
+export type AttemptRow = {
+  id: string;
+  delivery_id: string;
+  event_id: string;
+  event_type: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  attempted_at: Date;
+  next_attempt_at: Date | null;
+  outcome: 'delivered' | 'retrying' | 'failed';
+};
+
+/** A webhook's attempts, newest first. */
+export async function listAttempts(db: Knex, teamId: string, webhookId: string, limit: number): Promise<AttemptRow[]> {
+  const result = await db.raw(
+    `select a.id, a.delivery_id, a.event_id, a.event_type, a.status_code, a.error, a.duration_ms, a.attempted_at, a.next_attempt_at,
+            case when a.status_code between 200 and 299 and a.error is null then 'delivered'
+                 when a.next_attempt_at is null then 'failed' else 'retrying' end as outcome
+     from webhook_attempts a
+     where a.team_id = :teamId and a.webhook_id = :webhookId
+     order by a.attempted_at desc, a.id
+     limit :limit`,
+    { teamId, webhookId, limit },
+  );
+  return result.rows;
+}
+
+/* The delivery queue (webhooks.worker.ts). */
+
+/** A claimed delivery with what its attempt sends. */
+export type ClaimedDelivery = {
+  team_id: string;
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  event_type: string;
+  attempts: number;
+  created_at: Date;
+  url: string;
+  secret: string;
+  /** The JSON POSTed: {id, type, occurred_at, data}, the data as stored (exact numbers). */
+  body: string;
+};
+
+/**
+ * Claims due deliveries for one attempt each (FOR UPDATE SKIP LOCKED: with several instances, each
+ * delivery is claimed by one): of each webhook, at most `perWebhook` less the attempts `inFlight`
+ * already has in this instance; `limit` in all, oldest due first. A claim is a lease: its next_attempt_at moves to `leaseUntil`, so a delivery whose
+ * instance dies mid-attempt is claimed again then (at least once), and its attempt count grows.
+ */
+export async function claimDue(
+  db: Knex,
+  opts: { now: Date; leaseUntil: Date; limit: number; perWebhook: number; inFlight: ReadonlyMap<string, number> },
+): Promise<ClaimedDelivery[]> {
+  const result = await db.raw(
+    `with busy (webhook_id, attempts) as (select * from unnest(cast(:busyIds as uuid[]), cast(:busyCounts as int[]))),
+     candidates as (
+       select team_id, id from (
+         select d.team_id, d.id, d.next_attempt_at, coalesce(busy.attempts, 0) as attempts,
+                row_number() over (partition by d.webhook_id order by d.next_attempt_at, d.id) as rank
+         from webhook_deliveries d left join busy on busy.webhook_id = d.webhook_id
+         where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz)
+       ) ranked
+       where rank <= :perWebhook - attempts
+       order by next_attempt_at, id
+       limit :limit
+     ),
+     locked as (
+       select d.team_id, d.id from webhook_deliveries d join candidates c on c.team_id = d.team_id and c.id = d.id
+       where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz)
+       for update of d skip locked
+     ),
+     claimed as (
+       update webhook_deliveries d set next_attempt_at = cast(:leaseUntil as timestamptz), attempts = d.attempts + 1
+       from locked where d.team_id = locked.team_id and d.id = locked.id
+       returning d.team_id, d.id, d.webhook_id, d.event_id, d.attempts, d.created_at
+     )
+     select c.team_id, c.id, c.webhook_id, c.event_id, c.attempts, c.created_at, e.type as event_type, w.url, w.secret,
+            json_build_object('id', e.id, 'type', e.type,
+              'occurred_at', to_char(e.occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', e.data)::text as body
+     from claimed c
+     join events e on e.team_id = c.team_id and e.id = c.event_id
+     join webhooks w on w.team_id = c.team_id and w.id = c.webhook_id`,
+    {
+      now: opts.now.toISOString(),
+      leaseUntil: opts.leaseUntil.toISOString(),
+      limit: opts.limit,
+      perWebhook: opts.perWebhook,
+      busyIds: `{${[...opts.inFlight.keys()].join(',')}}`,
+      busyCounts: `{${[...opts.inFlight.values()].join(',')}}`,
+    },
+  );
+  return result.rows;
+}
+
+/**
+ * Records an attempt and its consequence in one transaction: delivered, due again at `nextAttemptAt`,
+ * or failed (no next attempt). A delivery deleted meanwhile (its webhook was) records nothing.
+ */
+export async function recordAttempt(
+  db: Knex,
+  delivery: ClaimedDelivery,
+  attempt: { statusCode: number | null; error: string | null; durationMs: number; attemptedAt: Date; delivered: boolean; nextAttemptAt: Date | undefined },
+): Promise<void> {
+  await db.transaction(async (trx) => {
+    const status = attempt.delivered ? 'delivered' : attempt.nextAttemptAt ? 'pending' : 'failed';
+    const updated = await trx('webhook_deliveries')
+      .where({ team_id: delivery.team_id, id: delivery.id })
+      .update({
+        status,
+        next_attempt_at: attempt.nextAttemptAt?.toISOString() ?? attempt.attemptedAt.toISOString(),
+        finished_at: status === 'pending' ? null : attempt.attemptedAt.toISOString(),
+      });
+    if (!updated) return;
+    await trx('webhook_attempts').insert({
+      team_id: delivery.team_id,
+      webhook_id: delivery.webhook_id,
+      delivery_id: delivery.id,
+      event_id: delivery.event_id,
+      event_type: delivery.event_type,
+      status_code: attempt.statusCode,
+      error: attempt.error,
+      duration_ms: attempt.durationMs,
+      attempted_at: attempt.attemptedAt.toISOString(),
+      next_attempt_at: attempt.delivered ? null : (attempt.nextAttemptAt?.toISOString() ?? null),
+    });
+  });
+}
+
+/** Gives claimed deliveries back (due at `now`), e.g. when the worker stops before attempting them. */
+export async function releaseClaims(db: Knex, deliveries: readonly ClaimedDelivery[], now: Date): Promise<void> {
+  for (const delivery of deliveries) {
+    await db('webhook_deliveries')
+      .where({ team_id: delivery.team_id, id: delivery.id, status: 'pending' })
+      .update({ next_attempt_at: now.toISOString(), attempts: db.raw('greatest(attempts - 1, 0)') });
+  }
+}
+
+/** The age in seconds of the oldest event not yet delivered to a webhook that follows it (0: none). */
+export async function oldestUndeliveredAge(db: Knex, now: Date): Promise<number> {
+  const result = await db.raw(
+    `select extract(epoch from (cast(:now as timestamptz) - min(created_at)))::float8 as age from webhook_deliveries where status = 'pending'`,
+    { now: now.toISOString() },
+  );
+  return Math.max(0, Number(result.rows[0]?.age ?? 0));
+}
