@@ -9,7 +9,7 @@ import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/finance.router';
 import { cancelQueriesWhenClientLeaves } from './db/request-queries';
 import { createListCache } from './finance/list-cache';
-import { createLimiter } from './limiter';
+import { createLimiter, createTeamLimiter } from './limiter';
 import { requireToken, roleByMethod } from './http/auth';
 import { corsFor } from './http/cors';
 import { errorHandler, requireJsonBody, routeNotFound } from './http/error-handler';
@@ -18,6 +18,7 @@ import { admissionInTurns } from './http/admission';
 import { rateLimit } from './http/rate-limit';
 import { TeamShare, teamShare } from './http/team-share';
 import { gated } from './http/gate';
+import { cutStalledClients } from './http/stalled-clients';
 import { sendJson } from './http/respond';
 import type { Activity } from './http/activity';
 import { jobRolesRouter } from './job-roles/job-roles.router';
@@ -41,6 +42,10 @@ export type AppDeps = {
   listCacheMb?: number;
   /** How many project lists are read and rendered at once; the others wait their turn. */
   listRenders?: number;
+  /** Project lists (not cached), exports and ranged or subtree breakdowns of one team at once, and how many more may wait (default 2 and 20). */
+  teamRenders?: { perTeam: number; queuePerTeam: number };
+  /** A client that takes no byte of an answer for this long is cut off (http/stalled-clients.ts); 0: never. Default 30 s. */
+  clientStallMs?: number;
   /**
    * When a breakdown finds its project's stored figures out of date, it answers from the calculator
    * and brings the project current in the background (server.ts: on), so breakdowns do not keep
@@ -87,12 +92,14 @@ function withinReadinessLimit<T>(query: PromiseLike<T>): Promise<T> {
 export function createApp(deps: AppDeps): Express {
   const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0, listRenders = 3 } = deps;
   const { servedOverHttps = false, isStarted = () => true, corsOrigins = [] } = deps;
+  const { teamRenders = { perTeam: 2, queuePerTeam: 20 }, clientStallMs = 30_000 } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', false);
   const metrics = createMetrics(db);
   app.use(metrics.observe);
+  if (clientStallMs > 0) app.use(cutStalledClients(clientStallMs));
   // Requests started in turns of the event loop, clients taking turns, once many arrive at once
   // (http/admission.ts), before the headers and the log line each request costs; probes never wait.
   app.use(admissionInTurns());
@@ -137,8 +144,9 @@ export function createApp(deps: AppDeps): Express {
   if (deps.teamShare) api.use(teamShare(deps.teamShare));
   api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
   api.use(cancelQueriesWhenClientLeaves(db));
+  const renders = { instance: createLimiter(listRenders), perTeam: createTeamLimiter(teamRenders) };
   // Each router only sees the paths its routes start with (http/gate.ts).
-  api.use(gated(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), createLimiter(listRenders), deps.refreshBehindBreakdowns ? logger : undefined)));
+  api.use(gated(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), renders, deps.refreshBehindBreakdowns ? logger : undefined)));
   api.use(gated(jobRolesRouter(db)));
   api.use(gated(teamMembersRouter(db)));
   api.use(gated(projectsRouter(db)));
