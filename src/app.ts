@@ -42,7 +42,7 @@ export type AppDeps = {
   listCacheMb?: number;
   /** How many project lists are read and rendered at once; the others wait their turn. */
   listRenders?: number;
-  /** Project lists (not cached), exports and ranged or subtree breakdowns of one team at once, and how many more may wait (default 2 and 20). */
+  /** Project lists (not cached), exports and ranged or subtree breakdowns of one team at once, and how many more may wait (default 5 and 20). */
   teamRenders?: { perTeam: number; queuePerTeam: number };
   /** A client that takes no byte of an answer for this long is cut off (http/stalled-clients.ts); 0: never. Default 30 s. */
   clientStallMs?: number;
@@ -92,7 +92,7 @@ function withinReadinessLimit<T>(query: PromiseLike<T>): Promise<T> {
 export function createApp(deps: AppDeps): Express {
   const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0, listRenders = 3 } = deps;
   const { servedOverHttps = false, isStarted = () => true, corsOrigins = [] } = deps;
-  const { teamRenders = { perTeam: 2, queuePerTeam: 20 }, clientStallMs = 30_000 } = deps;
+  const { teamRenders = { perTeam: 5, queuePerTeam: 20 }, clientStallMs = 30_000 } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

@@ -39,7 +39,7 @@ const configSchema = z.object({
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   LIST_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
   LIST_RENDERS: z.coerce.number().int().min(1).max(64).default(3),
-  TEAM_LIST_RENDERS: z.coerce.number().int().min(1).max(64).default(2),
+  TEAM_LIST_RENDERS: z.coerce.number().int().min(1).max(64).default(5),
   TEAM_LIST_QUEUE: z.coerce.number().int().min(0).max(10_000).default(20),
   CLIENT_STALL_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   SERVED_OVER_HTTPS: booleanFlag.default(false),

@@ -1,21 +1,38 @@
 /**
- * Runs at most `max` tasks at once, the rest waiting in arrival order: a bound on the work (and the
- * memory) of something expensive that many requests may start together.
+ * Runs at most `max` tasks at once, the rest waiting: a bound on the work (and the memory) of something
+ * expensive that many requests may start together. Waiting tasks with the same key go in arrival order,
+ * and keys take turns (one task of each in turn), so a key with many waiting (a team) does not push
+ * another's one behind all of its own.
  */
-export type Limiter = { run<T>(task: () => Promise<T>): Promise<T> };
+export type Limiter = { run<T>(task: () => Promise<T>, key?: string): Promise<T> };
 
 export function createLimiter(max: number): Limiter {
   let running = 0;
-  const waiting: (() => void)[] = [];
+  /** Waiting tasks by key; the map's order is the order keys take their turns in. */
+  const waiting = new Map<string, (() => void)[]>();
   const release = () => {
-    const next = waiting.shift();
-    if (next) next();
-    else running--;
+    const first = waiting.entries().next();
+    if (first.done) {
+      running--;
+      return;
+    }
+    // The first key's next task goes (the slot passes to it), and the key goes to the back.
+    const [key, queue] = first.value;
+    const next = queue.shift() as () => void;
+    waiting.delete(key);
+    if (queue.length > 0) waiting.set(key, queue);
+    next();
   };
   return {
-    async run<T>(task: () => Promise<T>): Promise<T> {
+    async run<T>(task: () => Promise<T>, key = ''): Promise<T> {
       if (running < max) running++;
-      else await new Promise<void>((resolve) => waiting.push(resolve));
+      else {
+        await new Promise<void>((resolve) => {
+          const queue = waiting.get(key);
+          if (queue) queue.push(resolve);
+          else waiting.set(key, [resolve]);
+        });
+      }
       try {
         return await task();
       } finally {

@@ -18,8 +18,8 @@ import * as service from './finance.service';
 
 /**
  * `renders` bounds how many project lists and exports are read and rendered at once in the instance
- * (each can be megabytes) and how many of one team's run or wait (limiter.ts: one team's queue never
- * delays another's; past it, 429). With
+ * (each can be megabytes; teams take turns for them) and how many of one team's run or wait
+ * (limiter.ts: one team's queue never delays another's; past it, 429). With
  * `refreshBehind`, a breakdown that found its project's stored figures out of date brings them current
  * in the background after answering (failures logged there).
  */
@@ -71,7 +71,7 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Renders, 
         // whole list only to find that out (the list's own read still checks, figures.ts's readCurrent).
         if (version === null && query.from === undefined && query.to === undefined) await bringCurrent(db, teamId, project.id, nowIso());
         return jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query)));
-      });
+      }, teamId);
       // Rendered from figures at least as new as `version`; with none (figures out of date), not kept.
       if (version !== null) listCache.set(key, version, body);
       sendJsonBytes(res, 200, body);
@@ -89,7 +89,7 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Renders, 
         const wantsLines = query.sheet === 'cost_lines';
         const lines = wantsLines ? await service.costLinesOf(db, teamId, tree.project, tree.rows.map(({ row }) => row), query) : undefined;
         return query.format === 'xlsx' ? toXlsx(tree, lines) : lines ? toCostLinesCsv(tree, lines) : toCsv(tree);
-      });
+      }, teamId);
       res.status(200);
       res.setHeader('Content-Type', file.contentType);
       res.setHeader('Content-Disposition', `attachment; filename="${file.fileName}"`);

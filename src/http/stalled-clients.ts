@@ -7,12 +7,12 @@ import type { NextFunction, Request, Response } from 'express';
  *
  * Only Node's socket timeout sees whether the system accepts any byte of a pending write: it fires
  * after a period with no write, no read and no byte accepted (while the write queue shrinks it is put
- * off instead). It is armed for a quarter of the limit; each time it fires with answer bytes still
+ * off instead). It is armed for a sixth of the limit; each time it fires with answer bytes still
  * pending and nothing taken since, the stall counts another period, and at the limit the connection
  * is cut. A firing with nothing pending (the service still computing the answer, or the request still
  * arriving) is not the reader's doing and is ignored; the next write re-arms the timer.
  */
-const PERIODS = 4;
+const PERIODS = 6;
 
 export function cutStalledClients(limitMs: number) {
   const period = Math.max(1, Math.ceil(limitMs / PERIODS));

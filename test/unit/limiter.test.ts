@@ -52,3 +52,16 @@ describe('createLimiter', () => {
     expect(startedLater).toBe(3);
   });
 });
+
+describe('createLimiter with keys', () => {
+  it('lets waiting keys take turns: one key with many waiting does not push another key’s one behind them', async () => {
+    const limiter = createLimiter(1);
+    const order: string[] = [];
+    const first = gate();
+    const running = limiter.run(() => first.done, 'B');
+    const waiting = ['B', 'B', 'B', 'A'].map((key, i) => limiter.run(async () => void order.push(`${key}${i}`), key));
+    first.finish();
+    await Promise.all([running, ...waiting]);
+    expect(order).toEqual(['B0', 'A3', 'B1', 'B2']);
+  });
+});

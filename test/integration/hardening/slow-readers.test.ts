@@ -180,34 +180,40 @@ describe('slow readers hold nothing shared', () => {
     }
   }, 300_000);
 
-  it('cuts a client that takes nothing for the configured time, which ends its export and frees its team’s turn', async () => {
-    // One turn for team B: its second export waits until the first, stalled, is cut.
-    const service = await Service.start(createApp(deps({ teamRenders: { perTeam: 1, queuePerTeam: 1 }, clientStallMs: 1_500 })), root, 'cut');
+  it('cuts clients that take nothing for the configured time, which ends their exports and frees their team’s turns', async () => {
+    // Five stalled exports, as many as a team runs at once by default: B's sixth waits until they are cut.
+    const service = await Service.start(createApp(deps({ clientStallMs: 1_500 })), root, 'cut');
     const url = `/api/project-finance/project/${bigProject}/export?format=csv`;
-    const attacker = await service.stalledGet(url, teamB.token, 'stalled');
+    const ids = ['s1', 's2', 's3', 's4', 's5'];
+    const attackers = await Promise.all(ids.map((id) => service.stalledGet(url, teamB.token, id)));
     try {
-      await until("B's export to stall", () => service.stalled('stalled'));
-      const serverSide = service.responses.get('stalled')!;
-      const cut = new Promise<void>((resolve) => serverSide.socket!.once('close', () => resolve()));
+      await until("B's exports to stall", () => ids.every((id) => service.stalled(id)));
+      const cut = Promise.all(ids.map((id) => new Promise<void>((resolve) => service.responses.get(id)!.socket!.once('close', () => resolve()))));
       const next = service.get(url, teamB.token);
 
       await cut;
-      // The export stopped where it was: its reader, reading now, gets only part of the file.
-      const received: Buffer[] = [];
-      const ended = new Promise<void>((resolve) => attacker.once('close', () => resolve()));
-      attacker.on('data', (chunk: Buffer) => received.push(chunk));
-      attacker.resume();
-      await ended;
+      // Each export stopped where it was: its reader, reading now, gets only part of the file.
+      const received = await Promise.all(
+        attackers.map((attacker) => {
+          const chunks: Buffer[] = [];
+          attacker.on('data', (chunk: Buffer) => chunks.push(chunk));
+          const ended = new Promise<string>((resolve) => attacker.once('close', () => resolve(Buffer.concat(chunks).toString('utf8'))));
+          attacker.resume();
+          return ended;
+        }),
+      );
 
       // The waiting export got B's turn and the whole file: its last row is the totals row.
       const whole = await next;
       expect(whole.status).toBe(200);
       expect(totalsOf(whole.text)[0]).toBe('Total');
       expect(totalsOf(whole.text)[12]).toBe(String(SUBTASKS));
-      expect(Buffer.concat(received).length).toBeLessThan(Buffer.byteLength(whole.text));
-      expect(Buffer.concat(received).toString('utf8')).not.toContain('\r\nTotal,');
+      for (const partial of received) {
+        expect(partial.length).toBeLessThan(whole.text.length);
+        expect(partial).not.toContain('\r\nTotal,');
+      }
     } finally {
-      attacker.destroy();
+      attackers.forEach((attacker) => attacker.destroy());
       await service.close();
     }
   }, 300_000);
