@@ -144,7 +144,8 @@ export function createApp(deps: AppDeps): Express {
   if (deps.teamShare) api.use(teamShare(deps.teamShare));
   api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
   api.use(cancelQueriesWhenClientLeaves(db));
-  const renders = { instance: createLimiter(listRenders), perTeam: createTeamLimiter(teamRenders) };
+  // One team never holds every render slot (when there are two or more): another team always finds one.
+  const renders = { instance: createLimiter(listRenders, Math.max(1, listRenders - 1)), perTeam: createTeamLimiter(teamRenders) };
   // Each router only sees the paths its routes start with (http/gate.ts).
   api.use(gated(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), renders, deps.refreshBehindBreakdowns ? logger : undefined)));
   api.use(gated(jobRolesRouter(db)));

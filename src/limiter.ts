@@ -1,31 +1,45 @@
 /**
  * Runs at most `max` tasks at once, the rest waiting: a bound on the work (and the memory) of something
- * expensive that many requests may start together. Waiting tasks with the same key go in arrival order,
- * and keys take turns (one task of each in turn), so a key with many waiting (a team) does not push
- * another's one behind all of its own.
+ * expensive that many requests may start together. Tasks carry a key (a team): one key runs at most
+ * `maxPerKey` at once, so with `maxPerKey < max` a key that keeps every slot busy still leaves one for
+ * the others. Waiting tasks of a key go in arrival order, and keys take turns (one task of each in
+ * turn), so a key with many waiting does not push another's one behind all of its own.
  */
 export type Limiter = { run<T>(task: () => Promise<T>, key?: string): Promise<T> };
 
-export function createLimiter(max: number): Limiter {
+export function createLimiter(max: number, maxPerKey = max): Limiter {
   let running = 0;
+  const runningByKey = new Map<string, number>();
   /** Waiting tasks by key; the map's order is the order keys take their turns in. */
   const waiting = new Map<string, (() => void)[]>();
-  const release = () => {
-    const first = waiting.entries().next();
-    if (first.done) {
-      running--;
-      return;
+  const mayStart = (key: string) => running < max && (runningByKey.get(key) ?? 0) < maxPerKey;
+  const start = (key: string) => {
+    running++;
+    runningByKey.set(key, (runningByKey.get(key) ?? 0) + 1);
+  };
+  const finish = (key: string) => {
+    running--;
+    const left = (runningByKey.get(key) ?? 1) - 1;
+    if (left === 0) runningByKey.delete(key);
+    else runningByKey.set(key, left);
+  };
+  /** Starts the next waiting task of the first key, in turn order, that may start; that key goes to the back. */
+  const startNext = (): boolean => {
+    for (const [key, queue] of waiting) {
+      if (!mayStart(key)) continue;
+      const next = queue.shift() as () => void;
+      waiting.delete(key);
+      if (queue.length > 0) waiting.set(key, queue);
+      start(key);
+      next();
+      return true;
     }
-    // The first key's next task goes (the slot passes to it), and the key goes to the back.
-    const [key, queue] = first.value;
-    const next = queue.shift() as () => void;
-    waiting.delete(key);
-    if (queue.length > 0) waiting.set(key, queue);
-    next();
+    return false;
   };
   return {
     async run<T>(task: () => Promise<T>, key = ''): Promise<T> {
-      if (running < max) running++;
+      // Behind the key's own waiting tasks; another key's are waiting only because that key is at its bound.
+      if (!waiting.has(key) && mayStart(key)) start(key);
       else {
         await new Promise<void>((resolve) => {
           const queue = waiting.get(key);
@@ -36,7 +50,8 @@ export function createLimiter(max: number): Limiter {
       try {
         return await task();
       } finally {
-        release();
+        finish(key);
+        while (startNext());
       }
     },
   };
