@@ -11,7 +11,7 @@ import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/finance.router';
 import { cancelQueriesWhenClientLeaves } from './db/request-queries';
 import { createListCache } from './finance/list-cache';
-import { createLimiter } from './limiter';
+import { createLimiter, createTeamLimiter } from './limiter';
 import { requireToken, roleByMethod } from './http/auth';
 import { corsFor } from './http/cors';
 import { jsonBody } from './http/body';
@@ -22,6 +22,7 @@ import { eventsRouter } from './events/events.router';
 import { rateLimit } from './http/rate-limit';
 import { TeamShare, teamShare } from './http/team-share';
 import { gated } from './http/gate';
+import { cutStalledClients } from './http/stalled-clients';
 import { sendJson } from './http/respond';
 import { TURN_MS } from './turns';
 import type { Activity } from './http/activity';
@@ -47,6 +48,10 @@ export type AppDeps = {
   listCacheMb?: number;
   /** How many project lists are read and rendered at once; the others wait their turn. */
   listRenders?: number;
+  /** Project lists (not cached), exports and ranged or subtree breakdowns of one team at once, and how many more may wait (default 5 and 20). */
+  teamRenders?: { perTeam: number; queuePerTeam: number };
+  /** A client that takes no byte of an answer for this long is cut off (http/stalled-clients.ts); 0: never. Default 30 s. */
+  clientStallMs?: number;
   /**
    * When a breakdown finds its project's stored figures out of date, it answers from the calculator
    * and brings the project current in the background (server.ts: on), so breakdowns do not keep
@@ -101,6 +106,7 @@ function withinReadinessLimit<T>(query: PromiseLike<T>): Promise<T> {
 export function createApp(deps: AppDeps): Express {
   const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0, listRenders = 3 } = deps;
   const { servedOverHttps = false, isStarted = () => true, corsOrigins = [] } = deps;
+  const { teamRenders = { perTeam: 5, queuePerTeam: 20 }, clientStallMs = 30_000 } = deps;
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
@@ -109,6 +115,7 @@ export function createApp(deps: AppDeps): Express {
   const metrics = createMetrics(db);
   app.use(metrics.observe);
   const tokenCache = deps.tokenCache ?? createTokenCache(tokenCacheSeconds * 1000);
+  if (clientStallMs > 0) app.use(cutStalledClients(clientStallMs));
   // Requests started in turns of the event loop, clients taking turns, once many arrive at once
   // (http/admission.ts), before the headers and the log line each request costs; probes never wait.
   // Only a token this instance has checked (in its cache) makes its team a client of its own.
@@ -160,8 +167,10 @@ export function createApp(deps: AppDeps): Express {
   if (deps.teamShare) api.use(teamShare(deps.teamShare));
   api.use(jsonBody());
   api.use(cancelQueriesWhenClientLeaves(db));
+  // One team never holds every render slot (when there are two or more): another team always finds one.
+  const renders = { instance: createLimiter(listRenders, Math.max(1, listRenders - 1)), perTeam: createTeamLimiter(teamRenders) };
   // Each router only sees the paths its routes start with (http/gate.ts).
-  api.use(gated(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), createLimiter(listRenders), deps.refreshBehindBreakdowns ? logger : undefined)));
+  api.use(gated(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), renders, deps.refreshBehindBreakdowns ? logger : undefined)));
   api.use(gated(jobRolesRouter(db)));
   api.use(gated(teamMembersRouter(db)));
   api.use(gated(projectsRouter(db)));

@@ -74,6 +74,9 @@ const configSchema = z.object({
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   LIST_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
   LIST_RENDERS: z.coerce.number().int().min(1).max(64).default(3),
+  TEAM_LIST_RENDERS: z.coerce.number().int().min(1).max(64).default(5),
+  TEAM_LIST_QUEUE: z.coerce.number().int().min(0).max(10_000).default(20),
+  CLIENT_STALL_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   SERVED_OVER_HTTPS: booleanFlag.default(false),
   DB_STATEMENT_TIMEOUT_MS: z.coerce.number().int().min(0).default(30_000),
   DB_LOCK_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
@@ -104,6 +107,11 @@ export type Config = {
   listCacheMb: number;
   /** How many project lists are read and rendered at once; the others wait (bounds memory). */
   listRenders: number;
+  /** Lists, exports and ranged or subtree breakdowns of one team at once (an export until it is sent), and how many more may wait. */
+  teamListRenders: number;
+  teamListQueue: number;
+  /** A client that takes no byte of an answer for this long is cut off; 0: never. */
+  clientStallTimeoutMs: number;
   /** Clients reach the service over HTTPS (a TLS proxy in front): only then send HSTS and upgrade-insecure-requests. */
   servedOverHttps: boolean;
   /** PostgreSQL server only: the longest a statement may run, and wait for a lock, in ms (0: no limit). */
@@ -144,6 +152,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tokenCacheSeconds: c.TOKEN_CACHE_SECONDS,
     listCacheMb: c.LIST_CACHE_MB,
     listRenders: c.LIST_RENDERS,
+    teamListRenders: c.TEAM_LIST_RENDERS,
+    teamListQueue: c.TEAM_LIST_QUEUE,
+    clientStallTimeoutMs: c.CLIENT_STALL_TIMEOUT_MS,
     servedOverHttps: c.SERVED_OVER_HTTPS,
     statementTimeoutMs: c.DB_STATEMENT_TIMEOUT_MS,
     lockTimeoutMs: c.DB_LOCK_TIMEOUT_MS,

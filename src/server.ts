@@ -86,6 +86,8 @@ async function main(): Promise<void> {
       tokenUsage,
       listCacheMb: config.listCacheMb,
       listRenders: config.listRenders,
+      teamRenders: { perTeam: config.teamListRenders, queuePerTeam: config.teamListQueue },
+      clientStallMs: config.clientStallTimeoutMs,
       refreshBehindBreakdowns: true,
       servedOverHttps: config.servedOverHttps,
       teamShare: config.teamConcurrency > 0 ? { perTeam: config.teamConcurrency, queuePerTeam: config.teamQueue } : undefined,

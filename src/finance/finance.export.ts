@@ -98,7 +98,17 @@ class ClientGone extends Error {
 /** Writes text, then waits until the client has taken it in (or is gone, which ends the export). */
 async function send(out: Writable, text: string): Promise<void> {
   if (out.destroyed) throw new ClientGone();
-  if (out.write(text)) return;
+  if (!out.write(text)) await drained(out);
+}
+
+/**
+ * Waits while `out` holds more than it should (the client is slow to read), and ends the export when
+ * the client is gone: a client that stops reading stops the export, and when it is cut off
+ * (http/stalled-clients.ts) the export ends there instead of running on into memory.
+ */
+async function drained(out: Writable): Promise<void> {
+  if (out.destroyed) throw new ClientGone();
+  if (!out.writableNeedDrain) return;
   await new Promise<void>((resolve) => {
     const done = () => {
       out.off('drain', done);
@@ -176,7 +186,8 @@ export function toXlsx(tree: ExportTree, lines?: readonly ExportCostLine[]): Exp
       row.getCell(1).alignment = { indent: Math.min(entry.depth, 15) };
       row.commit();
       if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {
-        if (out.destroyed) throw new ClientGone();
+        // exceljs's zip stream is piped into `out`: rows committed while the client does not read would pile up here.
+        await drained(out);
         await nextTurn();
       }
     }
@@ -211,7 +222,7 @@ async function writeCostLines(
     const entry = lines[i] as ExportCostLine;
     costs.addRow([...lineTexts(entry), ...LINE_FIGURES.map((f) => number(entry[f.key])), entry.first_day, entry.last_day]).commit();
     if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {
-      if (out.destroyed) throw new ClientGone();
+      await drained(out);
       await nextTurn();
     }
   }

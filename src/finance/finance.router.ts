@@ -9,7 +9,8 @@ import type { Logger } from '../logger';
 import { actorOf } from '../http/auth';
 import { pageOf, sendPage } from '../http/paging';
 import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/respond';
-import type { Limiter } from '../limiter';
+import type { Renders } from '../limiter';
+import { inTeamTurn } from '../http/team-turn';
 import type { ListCache } from './list-cache';
 import { parseBody, parseId, parseQuery } from '../http/validate';
 import { toCostLinesCsv, toCsv, toXlsx } from './finance.export';
@@ -18,25 +19,32 @@ import * as service from './finance.service';
 import { FIXED_COST_HISTORY_ORDER } from '../tasks/tasks.repository';
 
 /**
- * `renders` bounds how many project lists are read and rendered at once (each can be megabytes). With
+ * `renders` bounds how many project lists and exports are read and rendered at once in the instance
+ * (each can be megabytes; teams take turns for them) and how many of one team's run or wait
+ * (limiter.ts: one team's queue never delays another's; past it, 429). With
  * `refreshBehind`, a breakdown that found its project's stored figures out of date brings them current
  * in the background after answering (failures logged there).
  */
-export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter, refreshBehind?: Logger): Router {
+export function financeRouter(db: Knex, listCache: ListCache, renders: Renders, refreshBehind?: Logger): Router {
   const router = Router();
   router.get('/project-finance/task/:id/breakdown', async (req, res) => {
     const id = parseId(req.params.id);
     const query = parseQuery(breakdownQuery, req.query);
     const teamId = actorOf(req).teamId;
-    const { financeVersion, answer, staleProject } = await service.getBreakdown(db, teamId, id, query.include_subtasks, query);
-    res.setHeader('ETag', service.etagOf(financeVersion));
-    sendJsonBytes(res, 200, answer);
-    if (refreshBehind && staleProject) {
-      // Behind the answer, for no request: its client may leave at once without stopping it.
-      outsideRequests(() => bringCurrent(db, teamId, staleProject, nowIso())).catch((err: unknown) =>
-        refreshBehind.warn({ err, projectId: staleProject }, 'background refresh failed'),
-      );
-    }
+    const breakdown = async () => {
+      const { financeVersion, answer, staleProject } = await service.getBreakdown(db, teamId, id, query.include_subtasks, query);
+      res.setHeader('ETag', service.etagOf(financeVersion));
+      sendJsonBytes(res, 200, answer);
+      if (refreshBehind && staleProject) {
+        // Behind the answer, for no request: its client may leave at once without stopping it.
+        outsideRequests(() => bringCurrent(db, teamId, staleProject, nowIso())).catch((err: unknown) =>
+          refreshBehind.warn({ err, projectId: staleProject }, 'background refresh failed'),
+        );
+      }
+    };
+    // A subtree or a date range is computed from the logs, like a list: it takes one of the team's turns.
+    const heavy = query.include_subtasks || query.from !== undefined || query.to !== undefined;
+    await (heavy ? inTeamTurn(renders.perTeam, teamId, res, breakdown) : breakdown());
   });
   router.get('/project-finance/project/:project_id/tasks', async (req, res) => {
     const projectId = parseId(req.params.project_id, 'project_id');
@@ -56,29 +64,34 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Limiter, 
       query.to ?? '',
     ].join('|');
     const version = project.figures_version;
-    let body = version === null ? undefined : listCache.get(key, version);
-    if (!body) {
-      body = await renders.run(async () => {
+    const cached = version === null ? undefined : listCache.get(key, version);
+    if (cached) return sendJsonBytes(res, 200, cached);
+    // Every list not in the cache (ranged ones included, whatever their `to`) takes one of the team's turns.
+    await inTeamTurn(renders.perTeam, teamId, res, async () => {
+      const body = await renders.instance.run(async () => {
         // Known out of date (a write since the last refresh): brought current first, rather than read a
         // whole list only to find that out (the list's own read still checks, figures.ts's readCurrent).
         if (version === null && query.from === undefined && query.to === undefined) await bringCurrent(db, teamId, project.id, nowIso());
         return jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query)));
-      });
+      }, teamId);
       // Rendered from figures at least as new as `version`; with none (figures out of date), not kept.
       if (version !== null) listCache.set(key, version, body);
-    }
-    sendJsonBytes(res, 200, body);
+      sendJsonBytes(res, 200, body);
+    });
   });
   router.get('/project-finance/project/:project_id/export', async (req, res) => {
     const projectId = parseId(req.params.project_id, 'project_id');
     const query = parseQuery(exportQuery, req.query);
-    // Exports take their turn with list renders (LIST_RENDERS at once): each holds a whole project's rows.
-    await renders.run(async () => {
-      const teamId = actorOf(req).teamId;
-      const tree = await service.projectTaskTree(db, teamId, projectId, query);
-      const wantsLines = query.sheet === 'cost_lines';
-      const lines = wantsLines ? await service.costLinesOf(db, teamId, tree.project, tree.rows.map(({ row }) => row), query) : undefined;
-      const file = query.format === 'xlsx' ? toXlsx(tree, lines) : lines ? toCostLinesCsv(tree, lines) : toCsv(tree);
+    const teamId = actorOf(req).teamId;
+    // The team's turn lasts until the file is sent (it holds the project's rows); the instance's render
+    // slot only while the rows are read: a client that reads slowly holds nothing another team needs.
+    await inTeamTurn(renders.perTeam, teamId, res, async () => {
+      const file = await renders.instance.run(async () => {
+        const tree = await service.projectTaskTree(db, teamId, projectId, query);
+        const wantsLines = query.sheet === 'cost_lines';
+        const lines = wantsLines ? await service.costLinesOf(db, teamId, tree.project, tree.rows.map(({ row }) => row), query) : undefined;
+        return query.format === 'xlsx' ? toXlsx(tree, lines) : lines ? toCostLinesCsv(tree, lines) : toCsv(tree);
+      }, teamId);
       res.status(200);
       res.setHeader('Content-Type', file.contentType);
       res.setHeader('Content-Disposition', `attachment; filename="${file.fileName}"`);

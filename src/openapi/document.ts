@@ -65,7 +65,7 @@ const ERROR_TEXT: Record<number, string> = {
   412: 'If-Match does not match the task\'s finance version (PRECONDITION_FAILED)',
   413: 'Body over 100 KiB (PAYLOAD_TOO_LARGE)',
   415: 'Body that is not JSON (UNSUPPORTED_MEDIA_TYPE)',
-  429: 'Over the per-client rate limit (RateLimit headers), or more of this team\'s requests at once than the instance runs and queues (Retry-After); code RATE_LIMITED',
+  429: 'Over the per-client rate limit (RateLimit headers), or more of this team\'s requests at once than the instance runs and queues, or (project lists, exports, breakdowns with include_subtasks or from/to) more of this team\'s lists and exports than it runs and queues (Retry-After); code RATE_LIMITED',
   500: 'A genuine fault (INTERNAL_ERROR)',
   503: 'The database is unavailable (SERVICE_UNAVAILABLE)',
 };
@@ -78,6 +78,12 @@ const LINK_HEADER = {
     'Sent when a next page exists (absent on the last page): `</api/...?after=<cursor>>; rel="next"`, this request\'s path and query with `after` set, relative to the URL called. See docs/api.md, Pagination.',
   schema: { type: 'string' },
   example: '</api/projects?limit=100&after=WyJwcm9qZWN0cyIsIkFwb2xsbyIsIjlhMGI3YzFkLTIyMjItNDMzMy04NDQ0LTU1NTU2NjY2Nzc3NyJd>; rel="next"',
+};
+
+/** Answers that say when to try again. */
+const RETRY_AFTER: Record<string, object> = {
+  429: { description: 'Seconds to wait before retrying (1 on a team\'s queue)', schema: { type: 'string', example: '1' } },
+  503: { description: 'Seconds to wait before retrying: 1', schema: { type: 'string', example: '1' } },
 };
 
 const EXAMPLE_ID = '3f1c1b8e-1111-4222-8333-944455556666';
@@ -369,7 +375,7 @@ export function buildOpenApiDocument(): Record<string, unknown> {
       responses: Object.fromEntries(
         Object.entries(ERROR_TEXT).map(([status, description]) => [
           `E${status}`,
-          { description, content: { 'application/json': { schema: errorSchema } } },
+          { description, ...(RETRY_AFTER[status] ? { headers: { 'Retry-After': RETRY_AFTER[status] } } : {}), content: { 'application/json': { schema: errorSchema } } },
         ]),
       ),
     },

@@ -52,3 +52,46 @@ describe('createLimiter', () => {
     expect(startedLater).toBe(3);
   });
 });
+
+describe('createLimiter with keys', () => {
+  it('lets waiting keys take turns: one key with many waiting does not push another key’s one behind them', async () => {
+    const limiter = createLimiter(1);
+    const order: string[] = [];
+    const first = gate();
+    const running = limiter.run(() => first.done, 'B');
+    const waiting = ['B', 'B', 'B', 'A'].map((key, i) => limiter.run(async () => void order.push(`${key}${i}`), key));
+    first.finish();
+    await Promise.all([running, ...waiting]);
+    expect(order).toEqual(['B0', 'A3', 'B1', 'B2']);
+  });
+});
+
+describe('createLimiter with a bound per key', () => {
+  it('keeps a slot for other keys when one key has maxPerKey running, and starts its waiting ones as slots free', async () => {
+    const limiter = createLimiter(3, 2);
+    const started: string[] = [];
+    const gates = new Map<string, ReturnType<typeof gate>>();
+    const task = (name: string) => () => {
+      started.push(name);
+      const g = gate();
+      gates.set(name, g);
+      return g.done;
+    };
+    const runs = ['b1', 'b2', 'b3'].map((name) => limiter.run(task(name), 'B'));
+    const settle = () => new Promise((resolve) => setImmediate(resolve));
+    await settle();
+    expect(started).toEqual(['b1', 'b2']);
+    runs.push(limiter.run(task('a1'), 'A'), limiter.run(task('a2'), 'A'));
+    await settle();
+    expect(started).toEqual(['b1', 'b2', 'a1']);
+    gates.get('b1')!.finish();
+    await settle();
+    // The slot b1 freed: B's waiting one and A's both may use it; B's turn came first.
+    expect(started).toEqual(['b1', 'b2', 'a1', 'b3']);
+    gates.get('a1')!.finish();
+    await settle();
+    expect(started).toEqual(['b1', 'b2', 'a1', 'b3', 'a2']);
+    for (const g of gates.values()) g.finish();
+    await Promise.all(runs);
+  });
+});
