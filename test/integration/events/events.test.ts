@@ -1,5 +1,6 @@
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
 import { Api, Harness, startHarness } from '../../support/harness';
+import { itOnPostgres } from '../../support/backend';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 
 let h: Harness;
@@ -175,9 +176,7 @@ describe('the event feed', () => {
 });
 
 describe('the feed under concurrent writes (PostgreSQL server)', () => {
-  const onServer = process.env.PFS_TEST_BACKEND === 'postgres';
-  // PGlite runs one transaction at a time: a write held open would hold the reader too.
-  (onServer ? it : it.skip)('never skips an event that commits after a later one was read', async () => {
+  itOnPostgres('PGlite runs one transaction at a time, so a write held open would hold the reader too')('never skips an event that commits after a later one was read', async () => {
     const { recordEvent } = await import('../../../src/events/events.repository');
     const start = await lastSeq(h.api);
     let release: () => void = () => {};

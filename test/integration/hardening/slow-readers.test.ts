@@ -12,7 +12,7 @@ import { createTeamWithAdmin } from '../../../src/teams/teams.service';
 import { backendFromEnv, scratchDir } from '../../support/backend';
 
 /*
- * Slow readers hold nothing shared (CONTRACT section 6). The attack: a viewer of team B opens exports
+ * Slow readers hold nothing shared (docs/api.md, "Slow readers and busy teams"). The attack: a viewer of team B opens exports
  * of a big project and reads nothing. Team A's export and list must still be answered, B's stalled
  * connections are cut once they have taken nothing for the configured time, which ends their exports
  * and frees B's turns, and past B's own queue B is refused with 429 and Retry-After.
