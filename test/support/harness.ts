@@ -19,10 +19,13 @@ export function documented(test: request.Test): request.Test {
   });
 }
 
-/** Requests through the real Express app, with a bearer token (or none); every response is checked. */
+/**
+ * Requests through the real Express app (or to a service's base URL, another process), with a bearer
+ * token (or none); every response is checked.
+ */
 export class Api {
   constructor(
-    readonly app: Express,
+    readonly app: Express | string,
     readonly token: string | undefined,
   ) {}
 
