@@ -4,7 +4,25 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { DatabaseTarget } from '../src/db/knex';
 import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, projectId, randomTaskId } from './dataset';
-import { CpuPerRequest, commandOption, cpuMeasured, cpuMeter, cpuTable, healthzSliceSeconds, log, machine, postgresTarget, prepare, rssOf, shareOf, startService, waitReady } from './support';
+import {
+  CpuPerRequest,
+  RowsPresent,
+  commandOption,
+  cpuMeasured,
+  cpuMeter,
+  cpuTable,
+  datasetLine,
+  healthzSliceSeconds,
+  log,
+  machine,
+  notAll2xx,
+  postgresTarget,
+  prepare,
+  rssOf,
+  shareOf,
+  startService,
+  waitReady,
+} from './support';
 
 /*
  * npm run bench -- [--size small|full] [--backend postgres|pglite|both] [--duration 15] [--warmup 3]
@@ -109,7 +127,8 @@ async function benchBackend(kind: 'postgres' | 'pglite') {
   const target: DatabaseTarget =
     kind === 'postgres' ? await postgresTarget(size) : { kind: 'pglite', dataDir: path.resolve(`bench/data/pglite-${size.name}`) };
   log(`\n## ${kind} (${size.name} dataset)`);
-  await prepare(target, size);
+  const rows = await prepare(target, size);
+  log(datasetLine(size, rows));
   if (args.includes('--prepare-only')) return undefined;
   const results: Measured[] = [];
   const rss = { start: 0, peak: 0, peaks: [] as number[] };
@@ -133,7 +152,9 @@ async function benchBackend(kind: 'postgres' | 'pglite') {
         results.push(result);
         const before = healthzBefore ? ` (/healthz just before: ${healthzBefore.rps.toFixed(0)} req/s, errors ${healthzBefore.errors})` : '';
         const cpu = result.cpu ? `; CPU µs per request: service ${result.cpu.service.toFixed(0)}, PostgreSQL ${result.cpu.postgres.toFixed(0)}, rest ${result.cpu.rest.toFixed(0)}` : '';
-        log(`  ${endpoint.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}${before}${cpu}`);
+        const flag = [result, healthzBefore].flatMap((r) => (r && notAll2xx(r) ? [`${r.endpoint}: ${notAll2xx(r)}`] : []));
+        log(`  ${flag.length ? '[FLAGGED] ' : ''}${endpoint.name}: ${result.rps.toFixed(0)} req/s, p50 ${result.p50} ms, p99 ${result.p99} ms, errors ${result.errors}${before}${cpu}`);
+        for (const line of flag) log(`    ${line}`);
       }
       clearInterval(sampler);
       const phasePeak = Math.max(peak, rssOf(child.pid as number).peak);
@@ -144,22 +165,28 @@ async function benchBackend(kind: 'postgres' | 'pglite') {
       await new Promise((r) => child.once('exit', r));
     }
   }
-  return { backend: kind, results, rss };
+  return { backend: kind, results, rss, rows };
 }
 
-function markdown(run: { backend: string; results: Measured[]; rss: { start: number; peak: number; peaks: number[] } }): string {
+function markdown(run: { backend: string; results: Measured[]; rss: { start: number; peak: number; peaks: number[] }; rows: RowsPresent }): string {
   const healthz = run.results[0] ?? { rps: 0, errors: 0 };
+  // A load whose answers were not all 2xx is marked in its row and named under the table.
+  const flagged = run.results.flatMap((r) => [r, ...(r.healthzBefore ? [{ ...r.healthzBefore, endpoint: `/healthz before ${r.endpoint}` }] : [])]).filter((r) => notAll2xx(r));
   const rows = run.results.map((r) => {
-    const before = r.healthzBefore ? `${r.healthzBefore.rps.toFixed(0)} | ${shareOf(r.rps, r.healthzBefore)}` : ' | ';
-    return `| ${r.endpoint} | ${r.rps.toFixed(0)} | ${r.p50} | ${r.p99} | ${r.errors} | ${shareOf(r.rps, healthz)} | ${before} |`;
+    const before = r.healthzBefore ? `${r.healthzBefore.rps.toFixed(0)}${notAll2xx(r.healthzBefore) ? ' **(not all 2xx)**' : ''} | ${shareOf(r.rps, r.healthzBefore)}` : ' | ';
+    const mark = notAll2xx(r) ? ' **(not all 2xx)**' : '';
+    return `| ${r.endpoint}${mark} | ${r.rps.toFixed(0)}${mark} | ${r.p50} | ${r.p99} | ${r.errors} | ${shareOf(r.rps, healthz)} | ${before} |`;
   });
   return [
     `### ${run.backend}, ${size.name} dataset`,
+    '',
+    datasetLine(size, run.rows),
     '',
     '| Endpoint | req/s | p50 ms | p99 ms | errors | share of /healthz | /healthz just before, req/s | share of it |',
     '|---|---:|---:|---:|---:|---:|---:|---:|',
     ...rows,
     '',
+    ...(flagged.length ? ['**Loads whose answers were not all 2xx (their figures measure errors, not the endpoint):**', '', ...flagged.map((r) => `- ${r.endpoint}: ${notAll2xx(r)}`), ''] : []),
     ...cpuTable(run.results.map((r) => ({ name: r.endpoint, cpu: r.cpu })), healthz),
     `RSS of the service: ${run.rss.start.toFixed(0)} MB after start, ${run.rss.peak.toFixed(0)} MB at peak ` +
       `(${run.rss.peaks.map((mb, i) => `${mb.toFixed(0)} MB ${PHASES[i]?.label}`).join(', ')}).`,
@@ -169,7 +196,7 @@ function markdown(run: { backend: string; results: Measured[]; rss: { start: num
 
 async function main() {
   log(`Machine: ${machine()}`);
-  log(`Dataset: ${JSON.stringify(size)}`);
+  log(`Dataset configured: ${JSON.stringify(size)} (the rows present are counted at the start of each backend's run)`);
   log(`Load: autocannon, ${connections} connections, ${warmup} s warm-up, ${healthzSliceSeconds(duration)} s of /healthz, then ${duration} s per endpoint`);
   execSync('npm run --silent build', { stdio: 'inherit' });
   const backends = backendArg === 'both' ? (['postgres', 'pglite'] as const) : [backendArg as 'postgres' | 'pglite'];
@@ -183,7 +210,7 @@ async function main() {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const report = [
     `Machine: ${machine()}`,
-    `Dataset: ${size.name} (${size.projects} projects, ${size.tasks} tasks, ${size.members} members, ${size.logs} time logs; big task ${size.bigTaskAssignees} assignees, ${size.bigTaskLogs} logs)`,
+    `Dataset: ${size.name}; the rows present at the start of each backend's run are given under its heading`,
     `Command: npm run bench -- ${args.join(' ')}`.trim(),
     `Load: autocannon, ${connections} connections, ${warmup} s warm-up, ${healthzSliceSeconds(duration)} s of /healthz, then ${duration} s per endpoint, one endpoint at a time`,
     '',

@@ -1,7 +1,7 @@
 import { execSync } from 'node:child_process';
 import autocannon from 'autocannon';
 import { BENCH_TOKEN, SIZES, idOf, projectId, randomTaskId } from './dataset';
-import { commandOption, log, machine, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
+import { commandOption, datasetLine, log, machine, notAll2xx, postgresTarget, prepare, rssOf, startService, waitReady } from './support';
 
 /*
  * npm run soak -- [--duration 60] [--connections 50]
@@ -20,7 +20,7 @@ const size = SIZES.small;
 async function main() {
   execSync('npm run --silent build', { stdio: 'inherit' });
   const target = await postgresTarget(size);
-  await prepare(target, size);
+  const rows = await prepare(target, size);
   const child = startService(target, PORT);
   try {
     await waitReady(PORT);
@@ -55,7 +55,9 @@ async function main() {
     const report = [
       `Machine: ${machine()}`,
       `Command: npm run soak -- ${args.join(' ')}`.trim(),
+      datasetLine(size, rows),
       `Soak: ${duration} s, ${connections} connections, PostgreSQL, small dataset; each connection cycles breakdown, 1,000-task list, time log, fixed-cost update`,
+      ...(errors ? [`[FLAGGED] ${notAll2xx({ errors, requests: result.requests.total })}`] : []),
       `Requests: ${result.requests.total} (${result.requests.average.toFixed(0)}/s), p50 ${result.latency.p50} ms, p99 ${result.latency.p99} ms`,
       `Errors: ${errors} (connection errors ${result.errors}, time-outs ${result.timeouts}, non-2xx ${result.non2xx})`,
       `RSS: ${start.rss.toFixed(0)} MB at start, ${end.rss.toFixed(0)} MB at end, ${end.peak.toFixed(0)} MB peak`,

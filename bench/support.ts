@@ -9,7 +9,7 @@ import { nowIso } from '../src/clock';
 import { bringCurrent } from '../src/finance/figures';
 import { fillBreakdownParts } from '../src/finance/parts-fill';
 import { projectsWithoutParts } from '../src/finance/finance.repository';
-import { Size, datasetPresent, generate } from './dataset';
+import { BIG_TASK_ID, Size, datasetPresent, generate } from './dataset';
 
 /* What the benchmark and the soak run share: the dataset's database, the service process, its RSS. */
 
@@ -53,15 +53,53 @@ export async function settle(db: Knex): Promise<void> {
 }
 
 /**
+ * The rows present in the benchmark's database, counted at the start of a run: what was measured,
+ * which is more than the configured sizes once soak and isolation runs have posted time logs (and
+ * tasks, members) into the reused database.
+ */
+export type RowsPresent = { projects: number; tasks: number; liveTasks: number; members: number; timeLogs: number; bigTaskAssignees: number; bigTaskLogs: number };
+
+export async function rowsPresent(db: Knex): Promise<RowsPresent> {
+  const count = async (query: Knex.QueryBuilder) => Number((await query.count({ n: '*' }))[0]?.n ?? 0);
+  return {
+    projects: await count(db('projects')),
+    tasks: await count(db('tasks')),
+    liveTasks: await count(db('tasks').whereNull('archived_at')),
+    members: await count(db('team_members')),
+    timeLogs: await count(db('time_logs')),
+    bigTaskAssignees: await count(db('task_assignees').where({ task_id: BIG_TASK_ID })),
+    bigTaskLogs: await count(db('time_logs').where({ task_id: BIG_TASK_ID })),
+  };
+}
+
+/** The dataset line of a report: the rows present, and the configured sizes only when they differ. */
+export function datasetLine(size: Size, rows: RowsPresent): string {
+  const present =
+    `${rows.projects} projects, ${rows.tasks} tasks (${rows.liveTasks} not archived), ${rows.members} members, ${rows.timeLogs} time logs; ` +
+    `big task ${rows.bigTaskAssignees} assignees, ${rows.bigTaskLogs} logs`;
+  return `Dataset: ${size.name}, rows present at the start of the run: ${present} (configured: ${size.projects} projects, ${size.tasks} tasks, ${size.members} members, ${size.logs} time logs)`;
+}
+
+/**
+ * A load whose answers were not all 2xx measured something else than the endpoint (errors are cheap,
+ * or slow): its figures are flagged wherever they are printed, never only counted beside them.
+ */
+export function notAll2xx(result: { errors: number; requests?: number }): string | undefined {
+  if (result.errors === 0) return undefined;
+  return `NOT ALL 2xx: ${result.errors}${result.requests === undefined ? '' : ` of ${result.requests}`} answers failed or were not 2xx; the figures do not measure the endpoint`;
+}
+
+/**
  * Migrates the target and generates the dataset unless it is already there. A PostgreSQL database
  * holding another version of the dataset (or an interrupted one) is dropped and created again first.
  */
-export async function prepare(target: DatabaseTarget, size: Size): Promise<void> {
+export async function prepare(target: DatabaseTarget, size: Size): Promise<RowsPresent> {
   let db = createDb(target);
   try {
     await migrateToLatest(db);
     if (await datasetPresent(db, size)) {
       log(`dataset "${size.name}" already present`);
+      const rows = await rowsPresent(db);
       // Writes of an earlier run (fixed costs, rate changes, renames) left projects out of date.
       await settle(db);
       // The rows earlier runs' refreshes rewrote, vacuumed as autovacuum would (a server may run
@@ -71,7 +109,7 @@ export async function prepare(target: DatabaseTarget, size: Size): Promise<void>
           await db.raw(`vacuum analyze ${table}`);
         }
       }
-      return;
+      return rows;
     }
     if (target.kind === 'postgres') {
       await db.destroy();
@@ -93,6 +131,7 @@ export async function prepare(target: DatabaseTarget, size: Size): Promise<void>
       for (const table of ['task_labor', 'task_member_time', 'task_member_day_time']) await db.raw(`vacuum analyze ${table}`);
     }
     log(`dataset ready in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    return await rowsPresent(db);
   } finally {
     await db.destroy();
   }

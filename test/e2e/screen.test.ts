@@ -130,9 +130,22 @@ describeInBrowser('the finance screen in Chromium', () => {
     expect(build.status).toBe(0);
     const dataDir = path.join(scratchDir('pfs-e2e-'), 'data');
     service = await startService({ DATA_DIR: dataDir, SEED_DEMO: 'true', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '0' });
-    // The token is printed right after the URL, once the service is listening.
-    for (let i = 0; i < 600 && !/export TOKEN=(pft_\S+)/.test(service.output()); i++) await new Promise((r) => setTimeout(r, 100));
-    token = (/export TOKEN=(pft_\S+)/.exec(service.output()) as RegExpExecArray)[1] as string;
+    // The token is printed right after the URL, once the service is listening: read as the output comes
+    // (however slow the machine; jest's bound stops a hang), or the service's exit is the failure.
+    const running = service;
+    token = await new Promise<string>((resolve, reject) => {
+      const seen = () => {
+        const match = /export TOKEN=(pft_\S+)/.exec(running.output());
+        if (!match) return;
+        running.child.stdout?.off('data', seen);
+        running.child.stderr?.off('data', seen);
+        resolve(match[1] as string);
+      };
+      running.child.stdout?.on('data', seen);
+      running.child.stderr?.on('data', seen);
+      void running.exited.then((code) => reject(new Error(`the service exited (${code}) before printing its token:\n${running.output()}`)));
+      seen();
+    });
     expect(service.output()).toContain(`Finance screen: ${service.baseUrl}/`);
     const projects = await api<TaskList['project'][]>('/projects');
     project = projects[0] as TaskList['project'];
@@ -146,7 +159,8 @@ describeInBrowser('the finance screen in Chromium', () => {
       viewport: { width: 1280, height: 900 },
     });
     page = context.pages()[0] ?? (await context.newPage());
-    page.setDefaultTimeout(60_000);
+    // Every wait is on a condition of the page; none gives up on its own (0), jest's bound stops a hang.
+    page.setDefaultTimeout(0);
     page.on('console', (message) => {
       // The 401 (a wrong token) and the 412 are part of the scenario; the browser logs every non-2xx fetch.
       if (message.type() === 'error' && !/status of (401|412)/.test(message.text())) consoleErrors.push(message.text());

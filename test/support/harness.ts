@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../../src/app';
 import { createDb, Db } from '../../src/db/knex';
+import { migrateToLatest } from '../../src/db/migrate';
 import { createLogger, Logger } from '../../src/logger';
 import { createTeamWithAdmin } from '../../src/teams/teams.service';
 import { backendFromEnv, scratchDir } from './backend';
@@ -18,10 +19,13 @@ export function documented(test: request.Test): request.Test {
   });
 }
 
-/** Requests through the real Express app, with a bearer token (or none); every response is checked. */
+/**
+ * Requests through the real Express app (or to a service's base URL, another process), with a bearer
+ * token (or none); every response is checked.
+ */
 export class Api {
   constructor(
-    readonly app: Express,
+    readonly app: Express | string,
     readonly token: string | undefined,
   ) {}
 
@@ -64,12 +68,44 @@ export type Harness = {
   close(): Promise<void>;
 };
 
-/** Opens the suite's database (see backend.ts) and a fresh team in it. */
-export async function startHarness(opts: { logger?: Logger; rateLimitPerMinute?: number } = {}): Promise<Harness> {
+/**
+ * A fresh, migrated database of its own on the suite's PostgreSQL server, dropped by `drop`: for a test
+ * that checks every row of every team, which other test files write to meanwhile in the shared one.
+ */
+async function ownDatabaseOn(suiteUrl: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `pfs_own_${Date.now()}_${process.pid}_${randomUUID().slice(0, 8)}`;
+  const admin = createDb({ kind: 'postgres', url: suiteUrl, poolMax: 1 });
+  await admin.raw(`create database ${name}`);
+  const url = new URL(suiteUrl);
+  url.pathname = `/${name}`;
+  const db = createDb({ kind: 'postgres', url: url.toString(), poolMax: 1 });
+  try {
+    await migrateToLatest(db);
+  } finally {
+    await db.destroy();
+  }
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await admin.raw(`drop database if exists ${name} with (force)`);
+      await admin.destroy();
+    },
+  };
+}
+
+/**
+ * Opens the suite's database (see backend.ts) and a fresh team in it. With `ownDatabase`, a database no
+ * other test file writes to (on PGlite every file has its own copy anyway).
+ */
+export async function startHarness(opts: { logger?: Logger; rateLimitPerMinute?: number; ownDatabase?: boolean } = {}): Promise<Harness> {
   const backend = backendFromEnv();
-  let cleanup = () => {};
+  let cleanup: () => void | Promise<void> = () => {};
   let db: Db;
-  if (backend.kind === 'postgres') {
+  if (backend.kind === 'postgres' && opts.ownDatabase) {
+    const own = await ownDatabaseOn(backend.url);
+    db = createDb({ kind: 'postgres', url: own.url });
+    cleanup = own.drop;
+  } else if (backend.kind === 'postgres') {
     db = createDb({ kind: 'postgres', url: backend.url });
   } else {
     const root = scratchDir('pfs-test-db-');
@@ -96,7 +132,7 @@ export async function startHarness(opts: { logger?: Logger; rateLimitPerMinute?:
     teamId: team.id,
     close: async () => {
       await db.destroy();
-      cleanup();
+      await cleanup();
     },
   };
 }

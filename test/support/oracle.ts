@@ -12,12 +12,51 @@ import { now as clockNow } from '../../src/clock';
 const D = DecimalJs.clone({ precision: 60, rounding: DecimalJs.ROUND_HALF_UP });
 type Dec = DecimalJs;
 
-// ISO 4217 minor units of the currencies the tests use (2 for every other).
-const MINOR_UNITS: Record<string, number> = { JPY: 0, KRW: 0, KWD: 3, BHD: 3, CLF: 4 };
-const money = (amount: Dec, currency: string) => amount.toDecimalPlaces(MINOR_UNITS[currency] ?? 2, D.ROUND_HALF_UP);
+/*
+ * ISO 4217's minor units (list one, the "Minor unit" column), written out here from the standard's
+ * table rather than taken from the service's money module: every code in use, the funds codes included
+ * (BOV ... UYW), and the ones withdrawn since that Node's ICU still lists (HRK, SLL, ZWL, CUC). The
+ * codes without a minor unit ("N.A.": metals, XDR, XSU, XTS, XXX ...) are not money and are absent. A
+ * code missing here is an error, never a guess of 2 (test/unit/oracle-currencies.test.ts checks that
+ * every code the service accepts is here).
+ */
+const ISO_4217_BY_DIGITS: Record<0 | 2 | 3 | 4, string> = {
+  0: 'BIF CLP DJF GNF ISK JPY KMF KRW PYG RWF UGX UYI VND VUV XAF XOF XPF',
+  2: `AED AFN ALL AMD ANG AOA ARS AUD AWG AZN BAM BBD BDT BGN BMD BND BOB BOV BRL BSD BTN BWP BYN BZD
+      CAD CDF CHE CHF CHW CNY COP COU CRC CUC CUP CVE CZK DKK DOP DZD EGP ERN ETB EUR FJD FKP GBP GEL
+      GHS GIP GMD GTQ GYD HKD HNL HRK HTG HUF IDR ILS INR IRR JMD KES KGS KHR KPW KYD KZT LAK LBP LKR
+      LRD LSL MAD MDL MGA MKD MMK MNT MOP MRU MUR MVR MWK MXN MXV MYR MZN NAD NGN NIO NOK NPR NZD PAB
+      PEN PGK PHP PKR PLN QAR RON RSD RUB SAR SBD SCR SDG SEK SGD SHP SLE SLL SOS SRD SSP STN SVC SYP
+      SZL THB TJS TMT TOP TRY TTD TWD TZS UAH USD USN UYU UZS VED VES WST XCD XCG YER ZAR ZMW ZWG ZWL`,
+  3: 'BHD IQD JOD KWD LYD OMR TND',
+  4: 'CLF UYW',
+};
+export const ISO_4217_MINOR_UNITS: ReadonlyMap<string, number> = new Map(
+  Object.entries(ISO_4217_BY_DIGITS).flatMap(([digits, codes]) => codes.split(/\s+/).map((code) => [code, Number(digits)] as const)),
+);
+
+/** The digits of a currency's minor unit by ISO 4217; throws for a code the table does not know. */
+export function isoMinorUnit(currency: string): number {
+  const digits = ISO_4217_MINOR_UNITS.get(currency);
+  if (digits === undefined) throw new Error(`The oracle knows no ISO 4217 minor unit for ${currency}`);
+  return digits;
+}
+
+const money = (amount: Dec, currency: string) => amount.toDecimalPlaces(isoMinorUnit(currency), D.ROUND_HALF_UP);
 const hours = (seconds: number) => new D(seconds).div(3600).toDecimalPlaces(2, D.ROUND_HALF_UP);
 const num = (value: Dec) => Number(value.toFixed());
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+
+/**
+ * Text by Unicode code point, as the rules order names (docs/finance-rules.md): the strings' code points
+ * compared one by one (Array.from splits by code point), the shorter first on a tie. JavaScript's `<`
+ * compares UTF-16 code units instead, which puts U+1F600 (a surrogate pair, 0xD83D...) before U+FF21.
+ */
+export function byCodePoint(a: string, b: string): number {
+  const x = Array.from(a, (c) => c.codePointAt(0) as number);
+  const y = Array.from(b, (c) => c.codePointAt(0) as number);
+  for (let i = 0; i < Math.min(x.length, y.length); i++) if (x[i] !== y[i]) return (x[i] as number) - (y[i] as number);
+  return x.length - y.length;
+}
 
 type Task = {
   id: string;
@@ -62,7 +101,7 @@ function dateIn(timeZone: string, at: Date): string {
 
 function dated<T>(rows: { key: string; effective_from: string; value: T }[]): Map<string, Dated<T>[]> {
   const out = new Map<string, Dated<T>[]>();
-  for (const row of [...rows].sort((a, b) => byText(a.effective_from, b.effective_from))) {
+  for (const row of [...rows].sort((a, b) => byCodePoint(a.effective_from, b.effective_from))) {
     out.set(row.key, [...(out.get(row.key) ?? []), { effective_from: row.effective_from, value: row.value }]);
   }
   return out;
@@ -160,10 +199,10 @@ function roleAndRate(inputs: Inputs, memberId: string) {
 }
 
 const memberOrder = (a: { name: string; team_member_id: string }, b: { name: string; team_member_id: string }) =>
-  byText(a.name, b.name) || byText(a.team_member_id, b.team_member_id);
+  byCodePoint(a.name, b.name) || byCodePoint(a.team_member_id, b.team_member_id);
 
 const lineOrder = (a: CostLine, b: CostLine) =>
-  byText(a.first_day, b.first_day) || byText(a.job_role, b.job_role) || a.hourly_rate.comparedTo(b.hourly_rate);
+  byCodePoint(a.first_day, b.first_day) || byCodePoint(a.job_role, b.job_role) || a.hourly_rate.comparedTo(b.hourly_rate);
 
 const inRange = (range: Range, day: string) => (range.from === undefined || day >= range.from) && (range.to === undefined || day <= range.to);
 
@@ -294,7 +333,7 @@ export function oracleBreakdown(inputs: Inputs, taskId: string, includeSubtasks:
   const estLabor = total((o) => o.estimated_labor_cost);
   const actLabor = total((o) => o.actual_labor_cost);
   const fixed = total((o) => o.fixed_cost);
-  const roles = [...new Set(members.map((m) => m.jobRole))].sort((a, b) => (a === 'Unassigned' ? 1 : 0) - (b === 'Unassigned' ? 1 : 0) || byText(a, b));
+  const roles = [...new Set(members.map((m) => m.jobRole))].sort((a, b) => (a === 'Unassigned' ? 1 : 0) - (b === 'Unassigned' ? 1 : 0) || byCodePoint(a, b));
   return {
     task: {
       id: task.id,

@@ -53,6 +53,8 @@ const ROUTES: Route[] = [
   { method: 'patch', path: () => `/api/projects/${ids.project}`, needs: 'editor', body: () => ({}) },
   { method: 'get', path: () => `/api/projects/${ids.project}/rate-card`, needs: 'viewer' },
   { method: 'put', path: () => `/api/projects/${ids.project}/rate-card`, needs: 'admin', body: () => ({ roles: [] }) },
+  { method: 'post', path: () => `/api/projects/${ids.project}/rate-card/preview`, needs: 'admin', body: () => ({ roles: [{ job_role_id: ids.role, hourly_rate: 5 }] }) },
+  { method: 'get', path: () => `/api/projects/${ids.project}/rate-card/history`, needs: 'viewer' },
   { method: 'put', path: () => `/api/projects/${ids.project}/members/${ids.member}`, needs: 'admin', body: () => ({ job_role_id: ids.role }) },
   { method: 'delete', path: () => `/api/projects/${ids.project}/members/00000000-0000-4000-8000-00000000beef`, needs: 'admin' },
   { method: 'post', path: () => `/api/projects/${ids.project}/tasks`, needs: 'editor', body: () => ({ name: 'T' }) },
@@ -139,6 +141,8 @@ describe('tenancy', () => {
       ['patch', `/api/projects/${ids.project}`, { name: 'Stolen' }],
       ['get', `/api/projects/${ids.project}/rate-card`],
       ['put', `/api/projects/${ids.project}/rate-card`, { roles: [] }],
+      ['post', `/api/projects/${ids.project}/rate-card/preview`, { roles: [] }],
+      ['get', `/api/projects/${ids.project}/rate-card/history`],
       ['get', `/api/projects/${ids.project}/members`],
       ['put', `/api/projects/${ids.project}/members/${ids.member}`, { job_role_id: null }],
       ['delete', `/api/projects/${ids.project}/members/${ids.member}`],
@@ -161,6 +165,8 @@ describe('tenancy', () => {
     await h.api.put(`/api/projects/${ids.project}/members/${rivalMember.id}`, { job_role_id: null }).expect(404);
     await h.api.post(`/api/tasks/${ids.task}/time-logs`, { team_member_id: rivalMember.id, seconds: 60 }).expect(400);
     await h.api.get(`/api/project-finance/project/${rivalProject.id}/tasks`).expect(404);
+    await h.api.post(`/api/projects/${rivalProject.id}/rate-card/preview`, { roles: [] }).expect(404);
+    await h.api.get(`/api/projects/${rivalProject.id}/rate-card/history`).expect(404);
 
     const names = async (api: Api, url: string) => (await api.get(url).expect(200)).body.body.map((x: { name: string }) => x.name);
     expect(await names(rival, '/api/projects')).toEqual(['Look-alike']);
@@ -170,6 +176,45 @@ describe('tenancy', () => {
     expect(await names(rival, '/api/tokens')).toEqual(['Rivals admin']);
     // Nothing of ours changed.
     expect((await h.api.get(`/api/tasks/${ids.task}`).expect(200)).body.body.name).not.toBe('Stolen');
+  });
+});
+
+describe('bodies that name another team\'s ids', () => {
+  /*
+   * A job role of another team in a rate card (the PUT and its preview) and a task of another team as
+   * parent_task_id (a new task, a moved one) are answered exactly as an id that exists nowhere: a 4xx
+   * with the same status and code, and nothing written in either team.
+   */
+  it('answers them as unknown ids and writes nothing', async () => {
+    const other = (await h.api.post('/api/teams', { name: 'Rivals of bodies' }).expect(201)).body.body;
+    const rival = h.api.as(other.token);
+    const rivalRole = await createJobRole(rival, 'Rival role');
+    const rivalProject = await createProject(rival);
+    const rivalTask = await createTask(rival, rivalProject.id, { name: 'Rival parent' });
+    const nowhere = '00000000-0000-4000-8000-00000000dead';
+
+    const rows = async () => {
+      const count = async (table: string) => Number((await h.db(table).whereIn('team_id', [h.teamId, other.team.id]).count({ n: '*' }))[0]?.n);
+      return { cards: await count('project_rate_cards'), tasks: await count('tasks'), parents: await h.db('tasks').whereIn('team_id', [h.teamId, other.team.id]).orderBy('id').select('id', 'parent_task_id') };
+    };
+    const before = await rows();
+    const answer = async (method: 'put' | 'post' | 'patch', url: string, body: unknown) => {
+      const res = await h.api[method](url, body);
+      return { status: res.status, code: res.body?.error?.code };
+    };
+    const cases: [string, 'put' | 'post' | 'patch', string, (id: string) => unknown, string][] = [
+      ['rate card', 'put', `/api/projects/${ids.project}/rate-card`, (id) => ({ roles: [{ job_role_id: id, hourly_rate: 10 }] }), rivalRole.id],
+      ['rate-card preview', 'post', `/api/projects/${ids.project}/rate-card/preview`, (id) => ({ roles: [{ job_role_id: id, hourly_rate: 10 }] }), rivalRole.id],
+      ['new task', 'post', `/api/projects/${ids.project}/tasks`, (id) => ({ name: 'Child of a rival', parent_task_id: id }), rivalTask.id],
+      ['moved task', 'patch', `/api/tasks/${ids.task}`, (id) => ({ parent_task_id: id }), rivalTask.id],
+    ];
+    for (const [what, method, url, body, rivalId] of cases) {
+      const unknown = await answer(method, url, body(nowhere));
+      const foreign = await answer(method, url, body(rivalId));
+      expect({ what, unknownIsRefused: unknown.status >= 400 && unknown.status < 500 }).toEqual({ what, unknownIsRefused: true });
+      expect({ what, foreign }).toEqual({ what, foreign: unknown });
+    }
+    expect(await rows()).toEqual(before);
   });
 });
 

@@ -114,3 +114,29 @@ it('changes today\'s rate and role at midnight in the project\'s time zone, not 
   expect((await h.api.get(listPath).expect(200)).body.body.totals).toMatchObject({ estimated_labor_cost: 480 });
   expect((await h.api.get(`/api/projects/${project.id}/rate-card`).expect(200)).body.body.date).toBe('2031-05-11');
 });
+
+it("changes a member's role at midnight when only the role is dated tomorrow (no rate changes that day)", async () => {
+  // The stored figures were computed before midnight; at midnight only a role entry takes effect.
+  setClock(new Date('2031-05-10T23:59:00Z'));
+  const dev = await createJobRole(h.api);
+  const lead = await createJobRole(h.api);
+  const project = await createProject(h.api);
+  await setRateCard(h.api, project.id, [{ job_role_id: dev.id, hourly_rate: 100 }, { job_role_id: lead.id, hourly_rate: 130 }]);
+  const cy = await createMember(h.api, { name: 'Cy' });
+  await addToProject(h.api, project.id, cy.id, dev.id);
+  await h.api.put(`/api/projects/${project.id}/members/${cy.id}`, { job_role_id: lead.id, effective_from: '2031-05-11' }).expect(200);
+  const task = await createTask(h.api, project.id, { estimated_hours: 2, assignee_ids: [cy.id] });
+  await logTime(h.api, task.id, cy.id, { seconds: 3600 }); // 2031-05-10 23:59 UTC, a developer's hour
+  const listPath = `/api/project-finance/project/${project.id}/tasks`;
+
+  // Before midnight: 2 h estimated and 1 h logged at the developer's 100.
+  expect((await h.api.get(listPath).expect(200)).body.body.tasks[0]).toMatchObject({ estimated_labor_cost: 200, actual_labor_cost: 100 });
+  await expectProjectMatchesOracle(h, project.id);
+
+  // Past midnight, nothing written: a lead at 130 today (2 h -> 260.00); yesterday's hour stays at 100.
+  setClock(new Date('2031-05-11T00:00:01Z'));
+  expect((await h.api.get(listPath).expect(200)).body.body.tasks[0]).toMatchObject({ estimated_labor_cost: 260, actual_labor_cost: 100 });
+  const member = (await h.api.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200)).body.body.members[0];
+  expect(member).toMatchObject({ job_title_name: lead.name, hourly_rate: 130, estimated_cost: 260, actual_cost: 100 });
+  await expectProjectMatchesOracle(h, project.id);
+});

@@ -1,35 +1,36 @@
-import { createApp } from '../../../src/app';
-import { createDb, Db } from '../../../src/db/knex';
-import { createLogger } from '../../../src/logger';
 import { backendFromEnv, describeOnPostgres } from '../../support/backend';
 import { Api, Harness, startHarness } from '../../support/harness';
+import { RunningService, kill, startService } from '../../support/processes';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from './check';
 
 /*
- * Two instances of the service (two apps, two connection pools, two list caches) on one PostgreSQL:
- * a write through either is seen by both at once, and both answer what the oracle computes.
+ * Two instances of the service on one PostgreSQL: this test's app and a second service started as a
+ * process of its own (its own connection pool, list and token caches, refreshes in flight and
+ * listeners, none shared with the first, as in production). A write through either is seen by both at
+ * once, and both answer what the oracle computes.
  */
 const onPostgres = describeOnPostgres('one process opens PGlite, so there is no second instance');
 
 let h: Harness;
-let db2: Db | undefined;
+let second: RunningService | undefined;
 let other: Api;
 beforeAll(async () => {
   h = await startHarness();
   const backend = backendFromEnv();
   if (backend.kind !== 'postgres') return;
-  db2 = createDb({ kind: 'postgres', url: backend.url });
-  const app = createApp({ db: db2, logger: createLogger('silent'), tokenCacheSeconds: 5, listCacheMb: 32 });
-  other = new Api(app, h.api.token);
+  // As production starts it (from the sources), with the default token and list caches.
+  second = await startService({ DATABASE_URL: backend.url, LOG_LEVEL: 'warn' });
+  other = new Api(second.baseUrl, h.api.token);
 });
 afterAll(async () => {
-  await db2?.destroy();
+  if (second) await kill(second);
   await h.close();
 });
 
 onPostgres('two instances on one database', () => {
   it('answer the same, after writes through either of them', async () => {
+    expect(second?.child.pid).not.toBe(process.pid);
     const role = await createJobRole(h.api);
     const project = await createProject(h.api);
     await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 70 }]);

@@ -1,3 +1,4 @@
+import { setClock } from '../../../src/clock';
 import { Harness, startHarness } from '../../support/harness';
 import {
   Breakdown,
@@ -14,12 +15,15 @@ import {
 /*
  * Every rule of docs/finance-rules.md R1-R11 through HTTP, with figures computed by hand in the comments.
  * Rates: Dev 100/h, QA 50.50/h, Designer has no rate in the card, Eve has no role, Zed is not in the project.
+ * The service clock stands at 2026-11-20T12:00:00Z, so a log of "now" and a role changed "today" fall on
+ * one day whenever the suite runs (on the machine's clock, UTC midnight could fall between them).
  */
 let h: Harness;
 let projectId: string;
 const m = {} as Record<'ann' | 'ben' | 'cy' | 'dee' | 'eve' | 'zed', { id: string; name: string }>;
 
 beforeAll(async () => {
+  setClock(new Date('2026-11-20T12:00:00Z'));
   h = await startHarness();
   const dev = await createJobRole(h.api, 'Dev');
   const qa = await createJobRole(h.api, 'QA');
@@ -43,7 +47,10 @@ beforeAll(async () => {
   await addToProject(h.api, projectId, m.eve.id, null);
 });
 
-afterAll(() => h.close());
+afterAll(async () => {
+  setClock(undefined);
+  await h.close();
+});
 
 const row = (b: Breakdown, name: string) => b.members.find((x) => x.name === name);
 

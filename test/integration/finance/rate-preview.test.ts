@@ -4,6 +4,7 @@ import { readSettings } from '../../../src/finance/finance.repository';
 import { previewSettings } from '../../../src/finance/preview';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, projectWithMember, setRateCard } from '../../support/fixtures';
+import { isoMinorUnit, oracleBreakdown, readInputs } from '../../support/oracle';
 import { expectProjectMatchesOracle } from '../figures/check';
 
 /*
@@ -12,7 +13,10 @@ import { expectProjectMatchesOracle } from '../figures/check';
  * several members, dated roles and logs over a year, the preview's `after` of every task it lists is
  * what the breakdown shows once the same PUT is made, its `before` what it showed before; every task it
  * does not list keeps its figures; the project totals are the list's totals before and after; and the
- * preview itself writes nothing. Today is 2026-11-20 (the service clock, set); a seeded generator.
+ * preview itself writes nothing; and after each change every task's figures are the oracle's. In each of
+ * USD, JPY, KWD and CLF (2, 0, 3 and 4 decimals), with half-hours logged and estimated at rates whose last
+ * minor digit is often odd, so costs land exactly on half a minor unit. Today is 2026-11-20 (the service
+ * clock, set); a seeded generator.
  */
 let h: Harness;
 beforeAll(async () => {
@@ -45,21 +49,24 @@ const DAYS = ['2026-01-01', '2026-03-15', '2026-06-01', '2026-09-30', '2026-11-2
 
 // Both ways a preview is computed: from the stored figures and the changed members' lines (when the
 // stored figures are current, as they are after the reads below), and from every input of the tasks.
-it.each([
+const WAYS = [
   ['from the stored figures and the changed lines', true],
   ['from every input of the tasks it changes', false],
-])('answers before and after exactly as the breakdowns and the list do around the real change, writing nothing (%s)', async (_way, fromStored) => {
+] as const;
+const CURRENCIES = ['USD', 'JPY', 'KWD', 'CLF'] as const;
+it.each(WAYS.flatMap(([way, fromStored]) => CURRENCIES.map((currency, i) => [way, currency, fromStored, i] as const)))(
+  'answers before and after exactly as the breakdowns and the list do around the real change, writing nothing (%s, %s)', async (_way, currency, fromStored, index) => {
   previewSettings.fromStored = fromStored;
   // The reads of many tasks (through a cursor) taken from a few tasks on, as a large project's are.
   readSettings.batchedFrom = 2;
-  const random = generator(Number(process.env.PROPERTY_SEED ?? 20261124));
-  const project = await createProject(h.api, { currency: random.pick(['USD', 'JPY', 'KWD']) });
+  const random = generator(Number(process.env.PROPERTY_SEED ?? 20261124) + index);
+  const project = await createProject(h.api, { currency });
+  expect(project.currency).toBe(currency);
   const roles = [];
   for (let i = 0; i < 3; i++) roles.push(await createJobRole(h.api));
   // One rate in three from a short list, so a rate comes back in a later entry of a role (and of another
   // role): a cost line then holds days of periods apart, on either side of the change.
-  const currencyRate = () =>
-    random.int(3) === 0 ? random.pick([40, 75]) : Number((random.next() * 150).toFixed(project.currency === 'JPY' ? 0 : project.currency === 'KWD' ? 3 : 2));
+  const currencyRate = () => (random.int(3) === 0 ? random.pick([40, 75]) : Number((random.next() * 150).toFixed(isoMinorUnit(currency))));
   await setRateCard(h.api, project.id, roles.map((role) => ({ job_role_id: role.id, hourly_rate: currencyRate() })));
   const members = [];
   for (let i = 0; i < 4; i++) {
@@ -73,11 +80,12 @@ it.each([
   for (let i = 0; i < 8; i++) {
     const parent = i > 2 && random.int(2) === 0 ? random.pick(tasks).id : undefined;
     const assignees = members.filter(() => random.int(2) === 0).map((m) => m.id);
-    tasks.push(await createTask(h.api, project.id, { estimated_hours: random.int(40), assignee_ids: assignees, parent_task_id: parent, fixed_cost: random.int(3) === 0 ? 100 : 0 }));
+    tasks.push(await createTask(h.api, project.id, { estimated_hours: random.int(40) + random.pick([0, 0.5]), assignee_ids: assignees, parent_task_id: parent, fixed_cost: random.int(3) === 0 ? 100 : 0 }));
   }
   for (let i = 0; i < 30; i++) {
     const day = `2026-${String(1 + random.int(12)).padStart(2, '0')}-${String(1 + random.int(28)).padStart(2, '0')}`;
-    await logTime(h.api, random.pick(tasks).id, random.pick(members).id, { seconds: 60 + random.int(20_000), logged_at: `${day}T${String(random.int(24)).padStart(2, '0')}:30:00Z` });
+    // One log in three is 1800 s (0.5 h): at an odd last minor digit, a cost on an exact half.
+    await logTime(h.api, random.pick(tasks).id, random.pick(members).id, { seconds: random.int(3) === 0 ? 1800 : 60 + random.int(20_000), logged_at: `${day}T${String(random.int(24)).padStart(2, '0')}:30:00Z` });
   }
   // An archived task with time logged after every effective day: no preview counts it.
   const archived = await createTask(h.api, project.id, { estimated_hours: 5, assignee_ids: members.map((m) => m.id) });
@@ -127,6 +135,12 @@ it.each([
       } else {
         expect({ ...context, task: task.id, unchanged: is }).toEqual({ ...context, task: task.id, unchanged: was });
       }
+    }
+    // What the breakdowns show after the change (and so the preview's `after`) is what the oracle computes.
+    const inputs = await readInputs(h.db, h.teamId, project.id);
+    for (const task of tasks) {
+      const expected = pick(oracleBreakdown(inputs, task.id, false).task as unknown as Record<string, number>, COSTS);
+      expect({ ...context, task: task.id, after: pick(after.get(task.id) as Record<string, number>, COSTS) }).toEqual({ ...context, task: task.id, after: expected });
     }
   }
   h.db.off('query', onQuery);

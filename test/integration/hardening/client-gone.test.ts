@@ -99,12 +99,14 @@ describeOnServer('a client that goes away (PostgreSQL)', () => {
 
   it('does not cancel a batched read, which other requests share, when one of its clients leaves; that request stops after it', async () => {
     // A batch's statement answers every request that asked in its turn (src/db/batched-reads.ts): here
-    // a slow one, asked for by a request whose client leaves while it runs and, in the same turn, by a
-    // neighbour (outside any request). It must run to its end for the neighbour; the request whose
-    // client left stops when its answer comes, as a cancelled statement would have stopped it.
+    // one that waits for a lock the test holds, asked for by a request whose client leaves while it
+    // waits and, in the same turn, by a neighbour (outside any request). It must run to its end for the
+    // neighbour; the request whose client left stops when its answer comes, as a cancelled statement
+    // would have stopped it. The statement waits until the test lets it go, however slow the machine.
+    const lockKey = Math.floor(Math.random() * 2 ** 31);
     const slowReads = batchedReads<number, string>(
       async (reader, keys) => {
-        await reader.raw('select pg_sleep(1.5)');
+        await reader.raw('select pg_advisory_xact_lock(?)', [lockKey]);
         return keys.map(() => 'read');
       },
       { identify: String },
@@ -121,21 +123,29 @@ describeOnServer('a client that goes away (PostgreSQL)', () => {
     });
     const slowServer = http.createServer(app);
     await new Promise<void>((resolve) => slowServer.listen(0, '127.0.0.1', resolve));
+    const serverSockets: import('node:net').Socket[] = [];
+    slowServer.on('connection', (socket) => serverSockets.push(socket));
+    const lock = await holder.transaction();
     try {
+      await lock.raw('select pg_advisory_xact_lock(?)', [lockKey]);
       const { port } = slowServer.address() as AddressInfo;
       const req = http.get({ host: '127.0.0.1', port, path: '/slow' });
       req.on('error', () => undefined);
-      await until('the batched statement to run', async () => {
+      await until('the batched statement to wait for the lock', async () => {
         const { rows } = await holder.raw(
-          `select 1 from pg_stat_activity where application_name = ? and state = 'active' and query like 'select pg_sleep%'`,
+          `select 1 from pg_stat_activity where application_name = ? and wait_event_type = 'Lock' and query like 'select pg_advisory_xact_lock%'`,
           [APP_NAME],
         );
         return rows.length > 0 ? true : undefined;
       });
+      const closed = new Promise((resolve) => serverSockets[0]!.once('close', resolve));
       req.destroy();
+      await closed;
+      await lock.rollback();
       await until('the batched read to end', async () => (outcomes.length > 0 ? true : undefined));
       expect(outcomes).toEqual(['failed 57014', 'read']);
     } finally {
+      if (!lock.isCompleted()) await lock.rollback();
       await new Promise((resolve) => slowServer.close(resolve));
     }
   });

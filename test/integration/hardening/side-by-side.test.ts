@@ -11,7 +11,8 @@ import { Api } from '../../support/harness';
  * Writes that change only a task's own figures (time logs, fixed costs) take their project's lock
  * shared and update no row every such write updates (projects.repository's lockProject): while one is
  * open, another on the same project goes through; a write that changes the tree still waits for it.
- * The service's lock timeout is short here, so a write that waited would answer 503 instead of 201.
+ * The service's lock timeout is short here, so a write that waited would answer 503 instead of 201; the
+ * set-up goes through an app without it (a loaded machine slows the set-up, never refuses it).
  * PGlite is one connection in-process: nothing runs side by side there.
  */
 const backend = backendFromEnv();
@@ -21,6 +22,7 @@ describeOnServer('time logs on one project run side by side (PostgreSQL)', () =>
   let db: Db;
   let holder: Db;
   let api: Api;
+  let setup: Api;
   let teamId: string;
   beforeAll(async () => {
     const url = backend.kind === 'postgres' ? backend.url : '';
@@ -29,6 +31,7 @@ describeOnServer('time logs on one project run side by side (PostgreSQL)', () =>
     const created = await createTeamWithAdmin(db, 'side by side team');
     teamId = created.team.id;
     api = new Api(createApp({ db, logger: createLogger('silent') }), created.token);
+    setup = new Api(createApp({ db: holder, logger: createLogger('silent') }), created.token);
   });
   afterAll(async () => {
     await holder.destroy();
@@ -36,11 +39,11 @@ describeOnServer('time logs on one project run side by side (PostgreSQL)', () =>
   });
 
   it('logs time on one task while another task\'s time log is uncommitted, and a task move waits for it', async () => {
-    const project = (await api.post('/api/projects', { name: 'Busy' }).expect(201)).body.body;
-    const member = (await api.post('/api/team-members', { name: 'Ann' }).expect(201)).body.body;
-    await api.put(`/api/projects/${project.id}/members/${member.id}`, { job_role_id: null }).expect(201);
-    const first = (await api.post(`/api/projects/${project.id}/tasks`, { name: 'First' }).expect(201)).body.body;
-    const second = (await api.post(`/api/projects/${project.id}/tasks`, { name: 'Second' }).expect(201)).body.body;
+    const project = (await setup.post('/api/projects', { name: 'Busy' }).expect(201)).body.body;
+    const member = (await setup.post('/api/team-members', { name: 'Ann' }).expect(201)).body.body;
+    await setup.put(`/api/projects/${project.id}/members/${member.id}`, { job_role_id: null }).expect(201);
+    const first = (await setup.post(`/api/projects/${project.id}/tasks`, { name: 'First' }).expect(201)).body.body;
+    const second = (await setup.post(`/api/projects/${project.id}/tasks`, { name: 'Second' }).expect(201)).body.body;
 
     // A time log on First, open: the locks the service takes for it, held.
     const trx = await holder.transaction();
@@ -65,8 +68,8 @@ describeOnServer('time logs on one project run side by side (PostgreSQL)', () =>
     } finally {
       await trx.rollback();
     }
-    await api.patch(`/api/tasks/${second.id}`, { parent_task_id: first.id }).expect(200);
-    const list = (await api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200)).body.body;
+    await setup.patch(`/api/tasks/${second.id}`, { parent_task_id: first.id }).expect(200);
+    const list = (await setup.get(`/api/project-finance/project/${project.id}/tasks`).expect(200)).body.body;
     // Ann has no role (rate 0): 1 h logged, the fixed cost 10.00 rolled up into First.
     expect(list.tasks).toEqual([expect.objectContaining({ id: first.id, logged_hours: 1, fixed_cost: 10, sub_tasks_count: 1 })]);
   });

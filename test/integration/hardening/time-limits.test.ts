@@ -9,25 +9,34 @@ import { Api } from '../../support/harness';
 /*
  * The service's PostgreSQL connections carry a statement timeout and a lock timeout (DB_STATEMENT_TIMEOUT_MS,
  * DB_LOCK_TIMEOUT_MS): a request that would wait on a busy project or a runaway query answers 503 with
- * Retry-After instead of hanging. PGlite is one connection in-process, with nothing to wait for.
+ * Retry-After instead of hanging. PGlite is one connection in-process, with nothing to wait for. Only
+ * the requests under test go through the limited connections: the set-up goes through an app on
+ * connections without limits, so a loaded machine slows it down but never answers it 503.
  */
 const backend = backendFromEnv();
 const describeOnServer = describeOnPostgres('one connection in-process, so nothing waits on a lock or a timeout');
 
 describeOnServer('time limits on the database connections (PostgreSQL)', () => {
   let db: Db;
+  let setupDb: Db;
   let api: Api;
+  let setup: Api;
   beforeAll(async () => {
     const url = backend.kind === 'postgres' ? backend.url : '';
     db = createDb({ kind: 'postgres', url, statementTimeoutMs: 1_000, lockTimeoutMs: 200 }, createLogger('silent'));
-    const { token } = await createTeamWithAdmin(db, 'time limits team');
+    setupDb = createDb({ kind: 'postgres', url, statementTimeoutMs: 0, lockTimeoutMs: 0 }, createLogger('silent'));
+    const { token } = await createTeamWithAdmin(setupDb, 'time limits team');
     api = new Api(createApp({ db, logger: createLogger('silent') }), token);
+    setup = new Api(createApp({ db: setupDb, logger: createLogger('silent') }), token);
   });
-  afterAll(() => db.destroy());
+  afterAll(async () => {
+    await setupDb.destroy();
+    await db.destroy();
+  });
 
   it('answers 503 with Retry-After when a write waits for a project another transaction holds, and succeeds once it is free', async () => {
-    const project = (await api.post('/api/projects', { name: 'Busy', currency: 'EUR' }).expect(201)).body.body;
-    const task = (await api.post(`/api/projects/${project.id}/tasks`, { name: 'T', estimated_hours: 1 }).expect(201)).body.body;
+    const project = (await setup.post('/api/projects', { name: 'Busy', currency: 'EUR' }).expect(201)).body.body;
+    const task = (await setup.post(`/api/projects/${project.id}/tasks`, { name: 'T', estimated_hours: 1 }).expect(201)).body.body;
 
     const holder = createDb({ kind: 'postgres', url: backend.kind === 'postgres' ? backend.url : '' });
     const trx = await holder.transaction();
@@ -45,9 +54,9 @@ describeOnServer('time limits on the database connections (PostgreSQL)', () => {
   });
 
   it('answers 503 with Retry-After when a time log waits for a project held by another transaction (a statement run outside knex)', async () => {
-    const project = (await api.post('/api/projects', { name: 'Busy logs', currency: 'EUR' }).expect(201)).body.body;
-    const task = (await api.post(`/api/projects/${project.id}/tasks`, { name: 'T', estimated_hours: 1 }).expect(201)).body.body;
-    const member = (await api.post('/api/team-members', { name: 'Logger' }).expect(201)).body.body;
+    const project = (await setup.post('/api/projects', { name: 'Busy logs', currency: 'EUR' }).expect(201)).body.body;
+    const task = (await setup.post(`/api/projects/${project.id}/tasks`, { name: 'T', estimated_hours: 1 }).expect(201)).body.body;
+    const member = (await setup.post('/api/team-members', { name: 'Logger' }).expect(201)).body.body;
     const holder = createDb({ kind: 'postgres', url: backend.kind === 'postgres' ? backend.url : '' });
     const trx = await holder.transaction();
     try {
@@ -63,8 +72,8 @@ describeOnServer('time limits on the database connections (PostgreSQL)', () => {
     }
     await api.post(`/api/tasks/${task.id}/time-logs`, { team_member_id: member.id, seconds: 60 }).expect(201);
     // Only the acknowledged log was written.
-    expect((await api.get(`/api/tasks/${task.id}/time-logs`).expect(200)).body.body).toHaveLength(1);
-    expect((await api.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200)).body.body.task.logged_hours).toBe(0.02);
+    expect((await setup.get(`/api/tasks/${task.id}/time-logs`).expect(200)).body.body).toHaveLength(1);
+    expect((await setup.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200)).body.body.task.logged_hours).toBe(0.02);
   });
 
   it('cancels a statement that runs past the limit on the server', async () => {
