@@ -186,7 +186,7 @@ describe('bodies that name another team\'s ids', () => {
    * with the same status and code, and nothing written in either team.
    */
   it('answers them as unknown ids and writes nothing', async () => {
-    const other = (await h.api.post('/api/teams', { name: 'Rivals of bodies' }).expect(201)).body.body;
+    const other = await createTeamWithAdmin(h.db, 'Rivals of bodies');
     const rival = h.api.as(other.token);
     const rivalRole = await createJobRole(rival, 'Rival role');
     const rivalProject = await createProject(rival);
