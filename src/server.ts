@@ -8,8 +8,8 @@ import { loadConfig } from './config';
 import { Db, configuredTarget, createDb, describeTarget, withoutTimeLimits } from './db/knex';
 import { migrateToLatest } from './db/migrate';
 import { StartupError, openDatabase } from './db/open-database';
-import { onRefreshed } from './finance/figures';
-import { createPartsFiller } from './finance/parts-fill';
+import { onRefreshed } from './finance/read-model/freshness';
+import { createPartsFiller } from './finance/read-model/parts-fill';
 import { createActivity } from './http/activity';
 import { serverFor } from './http/express-server';
 import { createLogger } from './logger';
@@ -93,7 +93,7 @@ async function main(): Promise<void> {
     await listen(server, config.port, config.host);
     const access = await bootstrapAccess(db, config.adminToken);
     started = true;
-    // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/parts-fill.ts).
+    // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/read-model/parts-fill.ts).
     const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS) });
     onRefreshed(db, filler.refreshed);
     void filler.scheduleOutdated().catch((err: unknown) => logger.warn({ err }, 'could not look for breakdown parts to fill'));

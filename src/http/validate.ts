@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, ErrorCode, ErrorDetail, fieldError, validationError } from './errors';
-import { decimalPlaces, minorUnit } from '../finance/money';
+import { decimalPlaces, minorUnit } from '../finance/rules/money';
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 

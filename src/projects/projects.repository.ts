@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { nowIso, todayIn, todayOf } from '../clock';
 import { hotQuery } from '../db/hot-query';
 import { prepared } from '../db/prepared';
-import { CALCULATOR_VERSION } from '../finance/calculator';
+import { CALCULATOR_VERSION } from '../finance/rules/calculator';
 
 export type ProjectRow = {
   id: string;
@@ -30,7 +30,7 @@ export async function insertProject(
   fields: { name: string; currency: string; budget: string | null; time_zone: string },
 ): Promise<ProjectRow> {
   const [row] = await db('projects').insert({ team_id: teamId, ...fields }).returning(COLUMNS);
-  // No tasks yet, so nothing to compute: its (empty) figures are current today (see finance/figures.ts).
+  // No tasks yet, so nothing to compute: its (empty) figures are current today (see finance/read-model/freshness.ts).
   await db('project_figures').insert({
     team_id: teamId,
     project_id: row.id,
@@ -43,7 +43,7 @@ export async function insertProject(
 
 /**
  * What a write may change in a project's derived figures, recorded by lockProject in the write's own
- * transaction (src/finance/figures.ts reads it back):
+ * transaction (src/finance/read-model/freshness.ts reads it back):
  *   - 'task-figures': only those tasks' own figures (a time log, a fixed cost), not the tree: the write
  *     takes the project's lock shared, so such writes to one project run side by side;
  *   - 'tasks': those tasks' own inputs or place (each is marked, with the parent it has now, so a move
@@ -51,7 +51,7 @@ export async function insertProject(
  *   - 'member': the member's role in the project from day `from` on (null: from today in the project's
  *     time zone; '-infinity': every day, its role history removed; 'infinity': no day, only how it shows,
  *     its name or avatar): recorded as one mark per project it takes part in (stale_inputs), which a
- *     refresh works out into the tasks it changes (src/finance/figures.ts);
+ *     refresh works out into the tasks it changes (src/finance/read-model/freshness.ts);
  *   - 'rates': some roles' rates from a day on (the rate card); which ones is known once the card is
  *     written, and recorded then by recordRateChange, in the same transaction;
  *   - 'all': the inputs of every task (the currency, the time zone);

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { isUniqueViolation } from '../db/errors';
-import { minorUnit, isSupportedCurrency, toDecimal } from '../finance/money';
+import { minorUnit, isSupportedCurrency, toDecimal } from '../finance/rules/money';
 import { AppError, conflict, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
 import { todayIn } from '../clock';

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import type { Actor } from '../auth/roles';
-import { Decimal, toDecimal } from '../finance/money';
+import { Decimal, toDecimal } from '../finance/rules/money';
 import { AppError, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
 import { lockProjectForWrite } from '../projects/projects.service';

@@ -36,7 +36,7 @@ export type LoggedTime = { taskFound: boolean; log: TimeLogRow | undefined };
  * Logs time on a task, in one statement (so one round trip, atomic without a transaction of its own):
  * takes the task's project row shared (the lock every write to a project's finance inputs takes,
  * here shared because a log changes only its task's own figures), marks the task's figures out of
- * date under the revision read with that lock (finance/figures.ts), inserts the log by a member of
+ * date under the revision read with that lock (finance/read-model/freshness.ts), inserts the log by a member of
  * the team, and adds its seconds to the running totals of its task and member, overall and on the
  * log's day in the project's time zone. The lock is taken before anything is written: every insert
  * reads the locked row. Nothing is written when the task or the member is not found.

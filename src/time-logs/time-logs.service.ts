@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { fieldError, notFound } from '../http/errors';
 import { nowIso } from '../clock';
-import { hoursFromSeconds, secondsFromHours } from '../finance/money';
+import { hoursFromSeconds, secondsFromHours } from '../finance/rules/money';
 import { lockProjectForWrite } from '../projects/projects.service';
 import { requireTask } from '../tasks/tasks.service';
 import * as repo from './time-logs.repository';

@@ -4,7 +4,7 @@ import { addToProject, createJobRole, createMember, createProject, createTask, l
 import { expectProjectMatchesOracle } from './check';
 
 /*
- * Writes landing while a read recomputes a project's figures (finance/figures.ts): the recompute never
+ * Writes landing while a read recomputes a project's figures (finance/read-model/freshness.ts): the recompute never
  * blocks them, and never loses what they changed. After each burst of concurrent reads and writes,
  * every figure matches the oracle. PostgreSQL only (PGlite runs one statement at a time).
  */

@@ -11,7 +11,7 @@ import {
   logTime,
   setRateCard,
 } from '../../support/fixtures';
-import { refreshProjectLabor } from '../../../src/finance/figures';
+import { refreshProjectLabor } from '../../../src/finance/read-model/freshness';
 
 /*
  * Random projects built through the API (random trees up to three levels below the top, assignees,

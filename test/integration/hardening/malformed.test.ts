@@ -45,7 +45,7 @@ beforeAll(async () => {
   const log = await logTime(h.api, task.id, member.id, { seconds: 60 });
   const token = (await h.api.post('/api/tokens', { name: 'fuzz', role: 'viewer' }).expect(201)).body.body;
   ids = { project: project.id, task: task.id, member: member.id, role: role.id, log: log.id, token: token.id };
-  // Stored figures are derived data brought current by reads (src/finance/figures.ts): bring them
+  // Stored figures are derived data brought current by reads (src/finance/read-model/freshness.ts): bring them
   // current now, so the digest compares the inputs and what a valid read would have stored anyway.
   await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
 });

@@ -1,8 +1,8 @@
 import ExcelJS from 'exceljs';
 import type { Writable } from 'node:stream';
-import type { ExportCostLine, ExportRow, FigureTexts } from './finance.service';
-import { minorUnit } from './money';
-import { nextTurn } from '../turns';
+import type { ExportCostLine, ExportRow, FigureTexts } from '../finance.service';
+import { minorUnit } from '../rules/money';
+import { nextTurn } from '../../turns';
 
 /*
  * The project list as a file: every listed task at every level (depth first, with its level and its

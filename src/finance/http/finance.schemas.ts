@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import { FIRST_LOG_DAY, checkDateRange, isoDate, uuid } from '../http/validate';
-import { fixedCost } from '../tasks/tasks.schemas';
-import { exactDecimal, id, timestamp } from '../openapi/common';
+import { FIRST_LOG_DAY, checkDateRange, isoDate, uuid } from '../../http/validate';
+import { fixedCost } from '../../tasks/tasks.schemas';
+import { exactDecimal, id, timestamp } from '../../openapi/common';
 
 /** `from` / `to`: the log days counted (CONTRACT section 4), in the project's time zone, inclusive, from the first a log can fall on. */
 const dayRange = {
