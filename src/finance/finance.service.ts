@@ -8,7 +8,8 @@ import type { ProjectRow } from '../projects/projects.repository';
 import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
-import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, passesBillableFilter, rollUp, variance } from './rules/calculator';
+import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, figuresOf, passesBillableFilter, rollUp } from './rules/calculator';
+import { FIGURES, FIGURE_NAMES, FigureTexts, SUMMARY_FIGURES } from './rules/figures';
 import { Decimal, toDecimal } from './rules/money';
 import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask } from './read-model/labor';
 import { nextTurn, turns } from '../turns';
@@ -18,26 +19,14 @@ import { presentAssignees, presentGroups, presentMembers, presentSummary } from 
 import { participantsInScope } from './inputs/participants';
 import { DayRange, Scope, tasksInScope } from './inputs/scope';
 import { StoredBreakdownRow, storeBreakdownParts, storedBreakdown } from './read-model/breakdown.sql';
-import { ListedFigures, ROLLED_FIGURES } from './read-model/columns';
+import { ListedFigures } from './read-model/columns';
 import { ListSummaryRow, ListedRow, NONE_GROUP, listSummary, treeRows } from './read-model/list.sql';
 import type { ProjectTasksQuery } from './http/finance.schemas';
 
 /** A task's summary from its stored row: figures as PostgreSQL summed them, written as exact literals. */
 function storedSummary(row: StoredBreakdownRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    project_id: row.project_id,
-    billable: row.billable,
-    currency: row.currency,
-    estimated_hours: numericJson(row.estimated_hours),
-    logged_hours: numericJson(row.logged_hours),
-    estimated_labor_cost: numericJson(row.estimated_labor_cost),
-    actual_labor_cost: numericJson(row.actual_labor_cost),
-    fixed_cost: numericJson(row.fixed_cost),
-    total_estimated_cost: numericJson(row.total_estimated_cost),
-    total_actual_cost: numericJson(row.total_actual_cost),
-  };
+  const { id, name, project_id, billable, currency } = row;
+  return { id, name, project_id, billable, currency, ...Object.fromEntries(SUMMARY_FIGURES.map((figure) => [figure.name, numericJson(row[figure.name])])) };
 }
 
 /** Whether a day range limits anything. */
@@ -145,36 +134,28 @@ export async function fixedCostHistory(db: Knex, teamId: string, taskId: string)
  * decimals.
  */
 
-/** The eight figures of a list row or a sum of rows, as exact decimal text. */
-export type FigureTexts = ListedFigures;
+/** Every figure of a list row or a sum of rows, as exact decimal text. */
+export type { FigureTexts };
 
 /**
- * Sums rows' figures, each of the eight on its own (the rows' totals and variance are the
- * calculator's). In turns of the event loop (turns.ts): an export's starting level can be thousands
- * of rows, and several exports can be summing at once.
+ * Sums rows' figures, each on its own (the rows' totals and variance are the calculator's). In turns of
+ * the event loop (turns.ts): an export's starting level can be thousands of rows, and several exports
+ * can be summing at once.
  */
 async function sumRows(rows: readonly ListedFigures[]): Promise<FigureTexts> {
-  const sums = ROLLED_FIGURES.map(() => toDecimal(0));
+  const sums = FIGURE_NAMES.map(() => toDecimal(0));
   const pace = turns();
   for (const row of rows) {
     if (pace.due()) await pace.take();
-    ROLLED_FIGURES.forEach((figure, i) => (sums[i] = (sums[i] as Decimal).plus(toDecimal(row[figure]))));
+    FIGURE_NAMES.forEach((figure, i) => (sums[i] = (sums[i] as Decimal).plus(toDecimal(row[figure]))));
   }
-  return Object.fromEntries(ROLLED_FIGURES.map((figure, i) => [figure, (sums[i] as Decimal).toFixed()])) as FigureTexts;
+  return Object.fromEntries(FIGURE_NAMES.map((figure, i) => [figure, (sums[i] as Decimal).toFixed()])) as FigureTexts;
 }
 
-/** The eight figures of task totals as exact decimal text (variance by rule 10). */
+/** Every figure of task totals (the calculator's figuresOf) as exact decimal text. */
 function figureTexts(totals: TaskTotals): FigureTexts {
-  return {
-    estimated_hours: totals.estimatedHours.toFixed(),
-    logged_hours: totals.loggedHours.toFixed(),
-    estimated_labor_cost: totals.estimatedLaborCost.toFixed(),
-    actual_labor_cost: totals.actualLaborCost.toFixed(),
-    fixed_cost: totals.fixedCost.toFixed(),
-    total_estimated_cost: totals.totalEstimatedCost.toFixed(),
-    total_actual_cost: totals.totalActualCost.toFixed(),
-    variance: variance(totals).toFixed(),
-  };
+  const values = figuresOf(totals);
+  return Object.fromEntries(FIGURES.map((figure) => [figure.name, values[figure.key].toFixed()])) as FigureTexts;
 }
 
 /** What a list filter selects: the tasks whose own figures count, where the listing starts, the log days counted. */
@@ -244,10 +225,10 @@ async function computedList(db: Knex, teamId: string, project: ProjectRow, query
         project_id: row.project_id,
         billable: row.billable,
         currency: project.currency,
-        ...jsonFigures(row),
+        ...jsonFigures(row, true),
         parent_task_id: row.parent_task_id,
         sub_tasks_count: row.sub_tasks_count,
-        variance: numericJson(row.variance),
+        ...jsonFigures(row, false),
         status: row.status,
         priority: row.priority,
         phase: row.phase,
@@ -280,9 +261,10 @@ function checkListParent(parentId: string | null, parent: { project_id: string }
   if (parentId !== null && parent?.project_id !== projectId) throw notFound('TASK_NOT_FOUND', 'Parent task');
 }
 
-/** The eight figures as JSON numbers, in the contract's order. */
-function jsonFigures(figures: FigureTexts) {
-  return Object.fromEntries(ROLLED_FIGURES.map((field) => [field, numericJson(figures[field])]));
+/** The figures as JSON numbers, in the contract's order: all, or those of the summary (or not). */
+function jsonFigures(figures: FigureTexts, summary?: boolean) {
+  const shown = summary === undefined ? FIGURES : FIGURES.filter((figure) => figure.summary === summary);
+  return Object.fromEntries(shown.map((figure) => [figure.name, numericJson(figures[figure.name])]));
 }
 
 /**

@@ -10,6 +10,7 @@ import { Figures, ScaledTotals, TaskFinance, TaskTotals, addTotals, estimateInMi
 import { bringCurrent } from './read-model/freshness';
 import { computeOwnFigures, lazyMembers, linesChangeByTask } from './read-model/labor';
 import { presentTotals } from './rules/present';
+import { LABOR_COST_FIGURES, SUMMARY_FIGURES } from './rules/figures';
 import { decimalOfTenThousandths, tenThousandthsOf, tenThousandthsOfHundredths, tenThousandthsOfMinorUnits, tenThousandthsText, toDecimal } from './rules/money';
 import { costLinesChangedAt, tasksCostedAt } from './inputs/cost-changes';
 import { assigneesToday } from './inputs/participants';
@@ -54,17 +55,9 @@ async function ownFigures(db: Knex, teamId: string, project: ProjectRow, now: st
   return computeOwnFigures(db, teamId, project.currency, scope, now);
 }
 
-/** Stored figures (a task's own, or sums of them; exact numeric text) as a task's seven figures, each read by `read`. */
+/** Stored figures (a task's own, or sums of them; exact numeric text) as a task's summary figures, each read by `read`. */
 function storedFigures<N>(stored: ListedFigures, read: (text: string) => N): Figures<N> {
-  return {
-    estimatedHours: read(stored.estimated_hours),
-    loggedHours: read(stored.logged_hours),
-    estimatedLaborCost: read(stored.estimated_labor_cost),
-    actualLaborCost: read(stored.actual_labor_cost),
-    fixedCost: read(stored.fixed_cost),
-    totalEstimatedCost: read(stored.total_estimated_cost),
-    totalActualCost: read(stored.total_actual_cost),
-  };
+  return Object.fromEntries(SUMMARY_FIGURES.map((figure) => [figure.key, read(stored[figure.name])])) as Figures<N>;
 }
 
 /** Stored figures as task totals: what the calculator computed, read back. */
@@ -98,8 +91,13 @@ async function figuresBefore(db: Knex, teamId: string, project: ProjectRow, now:
   return storedScaledByTask(stored.rows);
 }
 
-const COSTS = ['estimatedLaborCost', 'actualLaborCost', 'totalEstimatedCost', 'totalActualCost'] as const;
-const FIGURES = ['estimatedHours', 'loggedHours', 'estimatedLaborCost', 'actualLaborCost', 'fixedCost', 'totalEstimatedCost', 'totalActualCost'] as const;
+/** A task entry's costs (figures.ts: the summary's costs of labor), by the calculator's name. */
+const COSTS = LABOR_COST_FIGURES.map((figure) => figure.key);
+/** The summary's figures, by the calculator's name. */
+const FIGURES = SUMMARY_FIGURES.map((figure) => figure.key);
+
+/** Each cost's JSON field name and colon, with its key. */
+const COST_FIELDS = LABOR_COST_FIGURES.map((figure) => [`"${figure.name}":`, figure.key] as const);
 
 /**
  * A task's entry of the answer (CONTRACT section 4: id, name, and the four costs before and after),
@@ -107,9 +105,7 @@ const FIGURES = ['estimatedHours', 'loggedHours', 'estimatedLaborCost', 'actualL
  * serializer to walk (the figures exact, whole ten-thousandths written as decimals).
  */
 function taskEntryJson(task: { id: string; name: string }, before: ScaledTotals, after: ScaledTotals): string {
-  const costs = (totals: ScaledTotals) =>
-    `{"estimated_labor_cost":${tenThousandthsText(totals.estimatedLaborCost)},"actual_labor_cost":${tenThousandthsText(totals.actualLaborCost)},` +
-    `"total_estimated_cost":${tenThousandthsText(totals.totalEstimatedCost)},"total_actual_cost":${tenThousandthsText(totals.totalActualCost)}}`;
+  const costs = (totals: ScaledTotals) => `{${COST_FIELDS.map(([field, key]) => `${field}${tenThousandthsText(totals[key])}`).join(',')}}`;
   return `{"id":${JSON.stringify(task.id)},"name":${JSON.stringify(task.name)},"before":${costs(before)},"after":${costs(after)}}`;
 }
 

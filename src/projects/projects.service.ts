@@ -9,6 +9,7 @@ import type { Actor } from '../auth/roles';
 import { existingJobRoleIds } from '../job-roles/job-roles.repository';
 import { findTeamMember } from '../team-members/team-members.repository';
 import * as repo from './projects.repository';
+import { Invalidation, lockProject, recordMemberChange, recordRateChange, stampNewProject } from '../finance/read-model/freshness';
 import { RateCardBody, createProjectBody, projectMemberBody, updateProjectBody } from './projects.schemas';
 
 const DEFAULT_CURRENCY = 'USD';
@@ -53,10 +54,10 @@ export async function getProject(db: Knex, teamId: string, id: string): Promise<
 
 /**
  * Takes a project's write lock until commit and records what the write may change in its figures
- * (projects.repository's lockProject), or 404 PROJECT_NOT_FOUND.
+ * (finance/read-model/freshness.ts's lockProject), or 404 PROJECT_NOT_FOUND.
  */
-export async function lockProjectForWrite(db: Knex, teamId: string, id: string, change: repo.Invalidation): Promise<repo.ProjectRow> {
-  const project = await repo.lockProject(db, teamId, id, change);
+export async function lockProjectForWrite(db: Knex, teamId: string, id: string, change: Invalidation): Promise<repo.ProjectRow> {
+  const project = await lockProject(db, teamId, id, change);
   if (!project) throw notFound('PROJECT_NOT_FOUND', 'Project');
   return project;
 }
@@ -82,9 +83,13 @@ export async function createProject(db: Knex, teamId: string, body: z.infer<type
   if (body.budget != null) checkAmountDecimals('budget', body.budget, currency);
   const timeZone = body.time_zone ?? DEFAULT_TIME_ZONE;
   await checkTimeZone(db, timeZone);
-  const project = await repo
-    .insertProject(db, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null, time_zone: timeZone })
-    .catch(duplicateName(body.name));
+  const project = await db.transaction(async (trx) => {
+    const row = await repo
+      .insertProject(trx, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null, time_zone: timeZone })
+      .catch(duplicateName(body.name));
+    await stampNewProject(trx, teamId, row);
+    return row;
+  });
   return presentProject(project);
 }
 
@@ -189,7 +194,7 @@ export async function replaceRateCard(db: Knex, actor: Actor, projectId: string,
   return db.transaction(async (trx) => {
     const project = await lockProjectForWrite(trx, actor.teamId, projectId, { kind: 'rates' });
     const { effectiveFrom, changedRoles: roles } = await applyRateCard(trx, actor, project, body);
-    await repo.recordRateChange(trx, actor.teamId, projectId, roles, effectiveFrom);
+    await recordRateChange(trx, actor.teamId, projectId, roles, effectiveFrom);
     return presentRateCard(trx, actor.teamId, project, effectiveFrom);
   });
 }
@@ -212,7 +217,7 @@ export async function setProjectMember(db: Knex, actor: Actor, projectId: string
     const today = todayIn(project.time_zone);
     const added = await repo.setProjectMemberRole(trx, teamId, projectId, memberId, jobRoleId, body.effective_from ?? today, actor.tokenName);
     // New to the project: its role counts from the beginning, also for time it logged before joining.
-    if (added) await repo.recordMemberChange(trx, teamId, projectId, memberId, repo.BEGINNING);
+    if (added) await recordMemberChange(trx, teamId, projectId, memberId, repo.BEGINNING);
     const [entry] = await repo.listProjectMembers(trx, teamId, projectId, today, memberId);
     return { added, member: { project_id: projectId, ...entry } };
   });

@@ -1,6 +1,6 @@
 import type { Knex } from 'knex';
 import { hotQuery } from '../db/hot-query';
-import { projectOfTaskShared } from '../projects/projects.repository';
+import { markLockedTask, projectOfTaskShared } from '../finance/read-model/freshness';
 
 export type TimeLogRow = {
   id: string;
@@ -51,11 +51,7 @@ export async function logTime(
     'log_time',
     `with locked as (${projectOfTaskShared(['id', 'revision', 'time_zone'])}),
      member as (select id from team_members where team_id = :teamId and id = :memberId),
-     marked as (
-       insert into stale_tasks (team_id, project_id, task_id, revision)
-       select :teamId, locked.id, :taskId, locked.revision from locked, member
-       returning 1
-     ),
+     marked as (${markLockedTask('locked, member')}),
      log as (
        insert into time_logs (team_id, task_id, team_member_id, seconds, logged_at, note)
        select :teamId, :taskId, member.id, :seconds, cast(:loggedAt as timestamptz), :note from locked, member

@@ -12,8 +12,13 @@ select case when grouping(group_name) = 0 then group_name end as group_name,
      from (select t.created_at, t.id, coalesce(t.phase, 'None') as group_name, f.*, case when :filter = 'all' and l.list_row_json is not null then l.list_row_json
        else '{"id":"' || t.id || '","name":' || to_json(t.name)::text || ',"project_id":"' || t.project_id
        || '","billable":' || case when t.billable then 'true' else 'false' end || ',"currency":' || to_json(cast(:currency as text))::text
-       || ',"estimated_hours":' || trim_scale(f.estimated_hours) || ',"logged_hours":' || trim_scale(f.logged_hours) || ',"estimated_labor_cost":' || trim_scale(f.estimated_labor_cost) || ',"actual_labor_cost":' || trim_scale(f.actual_labor_cost)
-       || ',"fixed_cost":' || trim_scale(f.fixed_cost) || ',"total_estimated_cost":' || trim_scale(f.total_estimated_cost) || ',"total_actual_cost":' || trim_scale(f.total_actual_cost)
+       || ',"estimated_hours":' || trim_scale(f.estimated_hours)
+       || ',"logged_hours":' || trim_scale(f.logged_hours)
+       || ',"estimated_labor_cost":' || trim_scale(f.estimated_labor_cost)
+       || ',"actual_labor_cost":' || trim_scale(f.actual_labor_cost)
+       || ',"fixed_cost":' || trim_scale(f.fixed_cost)
+       || ',"total_estimated_cost":' || trim_scale(f.total_estimated_cost)
+       || ',"total_actual_cost":' || trim_scale(f.total_actual_cost)
        || ',"parent_task_id":' || coalesce('"' || t.parent_task_id || '"', 'null') || ',"sub_tasks_count":' || f.sub_tasks
        || ',"variance":' || trim_scale(f.variance)
        || ',"status":' || coalesce(to_json(t.status)::text, 'null') || ',"priority":' || coalesce(to_json(t.priority)::text, 'null') || ',"phase":' || coalesce(to_json(t.phase)::text, 'null')

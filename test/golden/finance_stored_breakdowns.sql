@@ -9,8 +9,8 @@ select k.key::text as key, t.id, t.name, t.project_id, t.billable, t.finance_ver
             trim_scale(coalesce(l.estimated_labor_cost, 0)) as estimated_labor_cost,
             trim_scale(coalesce(l.actual_labor_cost, 0)) as actual_labor_cost,
             trim_scale(t.fixed_cost) as fixed_cost,
-            trim_scale(l.total_estimated_cost) as total_estimated_cost,
-            trim_scale(l.total_actual_cost) as total_actual_cost,
+            trim_scale(coalesce(l.total_estimated_cost, 0)) as total_estimated_cost,
+            trim_scale(coalesce(l.total_actual_cost, 0)) as total_actual_cost,
             case when l.parts_version = coalesce(pf.parts_version, 0) then l.members_json end as members_json,
             case when l.parts_version = coalesce(pf.parts_version, 0) then l.grouped_members_json end as grouped_members_json,
             l.xmin::text as labor_version, coalesce(pf.parts_version, 0)::text as parts_version

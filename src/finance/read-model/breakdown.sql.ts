@@ -3,29 +3,30 @@ import { hotQuery } from '../../db/hot-query';
 import { ReadAll, batchedReads } from '../../db/batched-reads';
 import { isUuid } from '../../http/validate';
 import { nowIso } from '../../clock';
-import { stampBindings, stampCurrentOf, stampOf } from './freshness';
+import { SUMMARY_FIGURES, SummaryFigureName } from '../rules/figures';
+import { PARTS_CURRENT, PARTS_MISSING, stampBindings, stampCurrentOf, stampOf } from './freshness';
 
 /*
  * A breakdown's read of its stored row (the read model), and the stored breakdown parts: which are
  * missing, and storing them once computed.
  */
 
+/** The summary's figures as stored (exact text; labor figures 0 without a labor row, whose parts are then null). */
+type StoredSummaryFigures = Record<SummaryFigureName, string>;
+
+/** SQL: a task's (t) summary figures as stored, from the task or its labor row (l). */
+const SUMMARY_FIGURE_COLUMNS = SUMMARY_FIGURES.map((figure) =>
+  figure.source === 'task' ? `trim_scale(t.${figure.name}) as ${figure.name}` : `trim_scale(coalesce(l.${figure.name}, 0)) as ${figure.name}`,
+).join(',\n            ');
+
 /** Row shape: a task's summary figures (exact numeric text) and its stored breakdown parts. */
-export type StoredBreakdownRow = {
+export type StoredBreakdownRow = StoredSummaryFigures & {
   id: string;
   name: string;
   project_id: string;
   billable: boolean;
   finance_version: number;
   currency: string;
-  estimated_hours: string;
-  logged_hours: string;
-  estimated_labor_cost: string;
-  actual_labor_cost: string;
-  fixed_cost: string;
-  /** As stored (labor.ts): read only with the parts below, which are null without a labor row. */
-  total_estimated_cost: string;
-  total_actual_cost: string;
   /**
    * Null until the task's figures are first stored, after a refresh that stored figures only (labor.ts),
    * and when they were computed under another version of the project's parts (bumpPartsVersion).
@@ -49,24 +50,13 @@ export type StoredBreakdownRow = {
   answer?: Buffer;
 };
 
-/** SQL: whether a stored labor row's (l) breakdown parts are of its project's (pf: project_figures) parts version. */
-const PARTS_CURRENT = 'l.parts_version = coalesce(pf.parts_version, 0)';
-
-/** SQL: whether a stored labor row (l) holds no breakdown parts of its project's (pf) parts version: what the filler computes. */
-const PARTS_MISSING = `(l.members_json is null or not ${PARTS_CURRENT})`;
 
 /** The task a stored breakdown is read for, and the team asking. */
 export type StoredBreakdownKey = { teamId: string; taskId: string };
 
 /** SQL: the stored breakdowns of some tasks, each asked for by its team, with the stamp check (readStoredBreakdowns). */
 const STORED_BREAKDOWNS_SQL = `select k.key::text as key, t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency, ${stampCurrentOf('p', 't.id')} as current,
-            trim_scale(t.estimated_hours) as estimated_hours,
-            trim_scale(coalesce(l.logged_hours, 0)) as logged_hours,
-            trim_scale(coalesce(l.estimated_labor_cost, 0)) as estimated_labor_cost,
-            trim_scale(coalesce(l.actual_labor_cost, 0)) as actual_labor_cost,
-            trim_scale(t.fixed_cost) as fixed_cost,
-            trim_scale(l.total_estimated_cost) as total_estimated_cost,
-            trim_scale(l.total_actual_cost) as total_actual_cost,
+            ${SUMMARY_FIGURE_COLUMNS},
             case when ${PARTS_CURRENT} then l.members_json end as members_json,
             case when ${PARTS_CURRENT} then l.grouped_members_json end as grouped_members_json,
             l.xmin::text as labor_version, coalesce(pf.parts_version, 0)::text as parts_version

@@ -1,7 +1,8 @@
 import type { Knex } from 'knex';
-import { nowIso, todayOf } from '../../clock';
+import { nowIso, todayIn, todayOf } from '../../clock';
+import { prepared } from '../../db/prepared';
 import { outsideRequests, stopIfClientLeft } from '../../db/request-queries';
-import { ProjectRow, findProject } from '../../projects/projects.repository';
+import { PROJECT_COLUMNS, ProjectRow, findProject } from '../../projects/projects.repository';
 import { CALCULATOR_VERSION } from '../rules/calculator';
 import { refreshTaskLabor } from './labor';
 import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
@@ -10,7 +11,7 @@ import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
  * How the stored figures stay current (README, "How the figures stay current").
  *
  * Writes never recompute anything. Every write to a project takes its lock through one helper
- * (projects.repository's lockProject, or lockTeamProjects for a member's name or avatar), which
+ * (lockProject below, or lockTeamProjects for a member's name or avatar), which
  * records what the write may change: some tasks (a row per write and task in stale_tasks, told apart
  * by a sequence number), an input that is not a task (a role's rates or a member, from a day on: a row
  * in stale_inputs, worked out into tasks by the refresh that reads it), or every task
@@ -30,7 +31,225 @@ import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
  * writes: it reads the marks first, stamps with the revision it read first, and removes exactly the
  * marks it read, so a write committing meanwhile leaves its marks (and maybe a newer revision), and
  * the next read refreshes again. Each refresh bumps the stamp's generation, which the list cache keys on.
+ *
+ * This module is the only one that writes marks (stale_tasks, stale_inputs) or stamps (project_figures,
+ * the parts version), checks them, or refreshes: the resources' services call its lock helpers. The
+ * versions and stamps are listed in docs/architecture.md's glossary.
  */
+
+/* ---- Marks: what a write may change, recorded under the lock every write takes ---- */
+
+/**
+ * What a write may change in a project's derived figures, recorded by lockProject in the write's own
+ * transaction (src/finance/read-model/freshness.ts reads it back):
+ *   - 'task-figures': only those tasks' own figures (a time log, a fixed cost), not the tree: the write
+ *     takes the project's lock shared, so such writes to one project run side by side;
+ *   - 'tasks': those tasks' own inputs or place (each is marked, with the parent it has now, so a move
+ *     or an archive also recomputes the old parent's roll-ups);
+ *   - 'member': the member's role in the project from day `from` on (null: from today in the project's
+ *     time zone; '-infinity': every day, its role history removed; 'infinity': no day, only how it shows,
+ *     its name or avatar): recorded as one mark per project it takes part in (stale_inputs), which a
+ *     refresh works out into the tasks it changes (src/finance/read-model/freshness.ts);
+ *   - 'rates': some roles' rates from a day on (the rate card); which ones is known once the card is
+ *     written, and recorded then by recordRateChange, in the same transaction;
+ *   - 'all': the inputs of every task (the currency, the time zone);
+ *   - 'none': nothing a stored figure depends on, or only tasks that have no stored figures yet (a new
+ *     task: with the revision bumped, a refresh computes every task without a stored row).
+ */
+export type Invalidation =
+  | { kind: 'none' }
+  | { kind: 'all' }
+  | { kind: 'task-figures'; taskIds: readonly string[] }
+  | { kind: 'tasks'; taskIds: readonly string[] }
+  | { kind: 'member'; memberId: string; from: string | null }
+  | { kind: 'rates' };
+
+/**
+ * Marks tasks of one project stale (one row per write and task, told apart by a sequence number): the
+ * tasks whose ids `ids` (SQL) selects. Run after the locks are taken, so no concurrent change is missed.
+ */
+async function markStale(db: Knex, teamId: string, projectId: string, ids: string, bindings: Record<string, string>) {
+  await db.raw(
+    `insert into stale_tasks (team_id, project_id, task_id, revision)
+     select p.team_id, p.id, marked.id, p.revision
+     from (${ids}) as marked (id)
+     join tasks t on t.team_id = :teamId and t.id = marked.id
+     join projects p on p.team_id = t.team_id and p.id = t.project_id
+     where p.id = :projectId`,
+    { teamId, projectId, ...bindings },
+  );
+}
+
+/** Marks tasks of one project by id. */
+async function markTasks(db: Knex, teamId: string, projectId: string, taskIds: readonly string[]) {
+  await db.raw(
+    `insert into stale_tasks (team_id, project_id, task_id, revision)
+     select p.team_id, p.id, marked.id, p.revision
+     from projects p cross join unnest(string_to_array(:ids, ',')::uuid[]) as marked (id)
+     where p.team_id = :teamId and p.id = :projectId`,
+    { teamId, projectId, ids: taskIds.join(',') },
+  );
+}
+
+/**
+ * The projects a member takes part in: assigned to one of their tasks, or with time logged on one
+ * (ever: the running totals' index by member and project answers it alone).
+ */
+const PROJECTS_OF_MEMBER = `select t.project_id from task_assignees a join tasks t on t.team_id = a.team_id and t.id = a.task_id
+  where a.team_id = :teamId and a.team_member_id = :memberId
+  union
+  select x.project_id from task_member_time x where x.team_id = :teamId and x.team_member_id = :memberId`;
+
+async function recordInvalidation(db: Knex, teamId: string, projectId: string | 'team', change: Invalidation): Promise<void> {
+  if (change.kind === 'task-figures' && change.taskIds.length > 0 && projectId !== 'team') {
+    await markTasks(db, teamId, projectId, change.taskIds);
+  } else if (change.kind === 'tasks' && change.taskIds.length > 0 && projectId !== 'team') {
+    // The tasks, then the parents they have now.
+    await markTasks(db, teamId, projectId, change.taskIds);
+    await markStale(db, teamId, projectId, `select c.parent_task_id from tasks c
+      where c.team_id = :teamId and c.id = any(string_to_array(:ids, ',')::uuid[]) and c.parent_task_id is not null`, {
+      ids: change.taskIds.join(','),
+    });
+  } else if (change.kind === 'member') {
+    // A mark per project, not per task: a member of the benchmark's dataset takes part in some 11,000
+    // tasks, whose marks cost the write 100 ms. The refresh finds the tasks.
+    await db.raw(
+      `insert into stale_inputs (team_id, project_id, team_member_id, from_day)
+       select p.team_id, p.id, cast(:memberId as uuid), coalesce(cast(:from as date), ${todayOf('p')})
+       from projects p
+       where p.team_id = :teamId and p.id in (${PROJECTS_OF_MEMBER}) and (cast(:projectId as uuid) is null or p.id = cast(:projectId as uuid))`,
+      { teamId, memberId: change.memberId, from: change.from, now: nowIso(), projectId: projectId === 'team' ? null : projectId },
+    );
+  }
+}
+
+/**
+ * Records a change to a member's role in a project from day `from` on, found once written (a member
+ * new to the project takes its role from the beginning, so time it logged before joining is costed
+ * anew). In the write's transaction, under the project's lock (lockProject's 'member').
+ */
+export async function recordMemberChange(db: Knex, teamId: string, projectId: string, memberId: string, from: string): Promise<void> {
+  await recordInvalidation(db, teamId, projectId, { kind: 'member', memberId, from });
+}
+
+/**
+ * Records a rate-card write's change (lockProject's 'rates'), once the card is written: the roles whose
+ * rate on some day from `from` on is not what it was. In the write's transaction, under its lock.
+ */
+export async function recordRateChange(db: Knex, teamId: string, projectId: string, roleIds: readonly string[], from: string): Promise<void> {
+  if (roleIds.length === 0) return;
+  await db.raw(
+    `insert into stale_inputs (team_id, project_id, job_role_id, from_day)
+     select :teamId, :projectId, role.id, cast(:from as date) from unnest(string_to_array(:roles, ',')::uuid[]) as role (id)`,
+    { teamId, projectId, roles: roleIds.join(','), from },
+  );
+}
+
+/**
+ * The one helper that takes a project's write lock: every write to a project (its own fields, its
+ * tasks and their figures, its rate card and members) calls it first, and it records what the write
+ * may change (`change`) in the write's own transaction. A write to some tasks' own figures
+ * ('task-figures': time logs, fixed costs) takes the project's row shared and only marks those tasks,
+ * so it updates no row every such write must update; every other write takes the row exclusively and
+ * bumps the project's revision (its writes are serialised, and figures stamped with an older revision
+ * are known out of date).
+ */
+export async function lockProject(db: Knex, teamId: string, id: string, change: Invalidation): Promise<ProjectRow | undefined> {
+  if (change.kind === 'task-figures') {
+    const row = await prepared(db('projects').where({ team_id: teamId, id }).forShare().first(PROJECT_COLUMNS), 'lock_project_shared');
+    if (row) await recordInvalidation(db, teamId, id, change);
+    return row;
+  }
+  const [row] = await prepared(
+    db('projects')
+      .where({ team_id: teamId, id })
+      .update({
+        revision: db.raw('revision + 1'),
+        reset_revision: change.kind === 'all' ? db.raw('revision + 1') : db.raw('reset_revision'),
+      })
+      .returning(PROJECT_COLUMNS),
+    change.kind === 'all' ? 'lock_project_for_reset' : 'lock_project_for_write',
+  );
+  if (row) await recordInvalidation(db, teamId, id, change);
+  return row;
+}
+
+/**
+ * SQL, the body of a CTE: the given columns of the project of the non-archived task :taskId of
+ * :teamId, its row taken shared: the lock of every write to one task's own figures (lockProjectOfTask
+ * below; time-logs.repository's logTime).
+ */
+export const projectOfTaskShared = (columns: readonly string[]) =>
+  `select ${columns.map((column) => `p.${column}`).join(', ')}
+   from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
+   where t.team_id = :teamId and t.id = :taskId and t.archived_at is null
+   for share of p`;
+
+/**
+ * lockProject for a write to one task's own figures ('task-figures'), found by the task: in one
+ * statement, the project of the non-archived task `taskId` is taken shared and the task is marked;
+ * undefined when there is no such task. (A time log takes the same lock and mark within its own
+ * single statement: time-logs.repository's logTime.)
+ */
+export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string): Promise<ProjectRow | undefined> {
+  const result = await prepared(
+    db.raw(
+      `with locked as (${projectOfTaskShared([...PROJECT_COLUMNS, 'team_id'])}),
+       marked as (
+         insert into stale_tasks (team_id, project_id, task_id, revision)
+         select team_id, id, cast(:taskId as uuid), revision from locked
+         returning 1
+       )
+       select ${PROJECT_COLUMNS.join(', ')} from locked`,
+      { teamId, taskId },
+    ),
+    'lock_project_of_task',
+  );
+  return result.rows[0];
+}
+
+/**
+ * The write lock of every project of the team, for a change to a member that shows in figures (its
+ * name or avatar): taken in id order, then the projects the member takes part in are found and marked
+ * (a mark per project, worked out into its tasks by the next refresh), so an assignment or time log
+ * committed meanwhile is never missed (its write held its project's lock, shared or not).
+ */
+export async function lockTeamProjects(db: Knex, teamId: string, change: Extract<Invalidation, { kind: 'member' }>): Promise<void> {
+  await db.raw(
+    `update projects p set revision = p.revision + 1
+     from (select id from projects where team_id = :teamId order by id for update) locked
+     where p.team_id = :teamId and p.id = locked.id`,
+    { teamId },
+  );
+  await recordInvalidation(db, teamId, 'team', change);
+}
+
+
+/**
+ * SQL, the body of a CTE: marks the task :taskId of the project that `locked` (a CTE of
+ * projectOfTaskShared, with its id and revision) holds, for each row of `rows` (`locked`, or `locked`
+ * joined to what else the write needs): the mark of a write to one task's own figures made in the
+ * write's own statement (time-logs.repository's logTime).
+ */
+export const markLockedTask = (rows: string) => `insert into stale_tasks (team_id, project_id, task_id, revision)
+       select :teamId, locked.id, :taskId, locked.revision from ${rows}
+       returning 1`;
+
+/**
+ * Stamps a new project's stored figures current today: it has no tasks yet, so there is nothing to
+ * compute. In the transaction that inserted it.
+ */
+export async function stampNewProject(db: Knex, teamId: string, project: { id: string; revision: number; time_zone: string }): Promise<void> {
+  await db('project_figures').insert({
+    team_id: teamId,
+    project_id: project.id,
+    revision: project.revision,
+    day: todayIn(project.time_zone),
+    calculator_version: CALCULATOR_VERSION,
+  });
+}
+
+/* ---- Stamp checks: whether stored figures are current, in the statement that reads them ---- */
 
 /**
  * SQL: whether the stamp of project `alias`'s stored figures (a projects row) is of the project's
@@ -60,6 +279,16 @@ export const stampCurrentOf = (alias: string, taskId?: string) => `(${stampOf(al
 /** SQL: whether the stamp of :projectId's stored figures is current (see stampCurrentOf). */
 export const FIGURES_CURRENT = `exists (
        select 1 from projects cp where cp.team_id = :teamId and cp.id = :projectId and ${stampCurrentOf('cp')})`;
+
+/** SQL: whether a stored labor row's (l) breakdown parts are of its project's (pf: project_figures) parts version. */
+export const PARTS_CURRENT = 'l.parts_version = coalesce(pf.parts_version, 0)';
+
+/** SQL: whether a stored labor row (l) holds no breakdown parts of its project's (pf) parts version: what the filler computes. */
+export const PARTS_MISSING = `(l.members_json is null or not ${PARTS_CURRENT})`;
+
+/** SQL: the version of project `alias`'s stored figures (a projects row) the list cache keys on: its revision and the stamp's generation. */
+export const figuresVersionOf = (alias: string) =>
+  `${alias}.revision::text || '.' || (select f.generation from project_figures f where f.team_id = ${alias}.team_id and f.project_id = ${alias}.id)::text`;
 
 /** The bindings FIGURES_CURRENT needs besides :teamId and :projectId. */
 export const stampBindings = (now: string) => ({ now, calculatorVersion: CALCULATOR_VERSION });

@@ -3,7 +3,8 @@ import { groupBy } from '../../group-by';
 import { toJson } from '../../json';
 import { nowIso } from '../../clock';
 import { turns } from '../../turns';
-import { ChangedLine, CostLineInput, LinesChange, MemberInput, TaskFinance, computeTaskFinance, totalsWithEstimateOf, variance } from '../rules/calculator';
+import { ChangedLine, CostLineInput, LinesChange, MemberInput, TaskFinance, computeTaskFinance, figuresOf, totalsWithEstimateOf } from '../rules/calculator';
+import { LABOR_FIGURES, LaborFigureName } from '../rules/figures';
 import { Decimal, toDecimal } from '../rules/money';
 import { presentAssignees, presentGroups, presentMembers } from '../rules/present';
 import { ChangedLineRow } from '../inputs/cost-changes';
@@ -267,16 +268,10 @@ async function refreshTaskEstimates(
   await storing;
 }
 
-/** A task's totals as task_labor stores them (exact text). */
-function storedTotals(totals: TaskFinance['totals']) {
-  return {
-    estimated_labor_cost: totals.estimatedLaborCost.toFixed(),
-    logged_hours: totals.loggedHours.toFixed(),
-    actual_labor_cost: totals.actualLaborCost.toFixed(),
-    total_estimated_cost: totals.totalEstimatedCost.toFixed(),
-    total_actual_cost: totals.totalActualCost.toFixed(),
-    variance: variance(totals).toFixed(),
-  };
+/** A task's figures as task_labor stores them (exact text): those the calculator computes (figures.ts). */
+function storedTotals(totals: TaskFinance['totals']): Record<LaborFigureName, string> {
+  const values = figuresOf(totals);
+  return Object.fromEntries(LABOR_FIGURES.map((figure) => [figure.name, values[figure.key].toFixed()])) as Record<LaborFigureName, string>;
 }
 
 /**

@@ -3,7 +3,7 @@ import { prepared } from '../../db/prepared';
 import { readInBatches } from '../../db/cursor';
 import type { ProjectRow } from '../../projects/projects.repository';
 import { manyTasks, readRows } from '../inputs/scope';
-import { FIGURES_CURRENT, stampBindings, stampCurrentOf } from './freshness';
+import { FIGURES_CURRENT, figuresVersionOf, stampBindings, stampCurrentOf } from './freshness';
 import { ListedFigures, ROLLED_FIGURES, figureTexts, listRowJson, ownFigure } from './columns';
 
 /*
@@ -14,7 +14,7 @@ import { ListedFigures, ROLLED_FIGURES, figureTexts, listRowJson, ownFigure } fr
 /** SQL: a project with the version of its stored figures (findListedProject). */
 const LISTED_PROJECT_SQL = `select p.id, p.name, p.currency, p.budget, p.time_zone, p.created_at, p.updated_at, p.revision, p.reset_revision,
             case when ${stampCurrentOf('p')} then
-              p.revision::text || '.' || (select f.generation from project_figures f where f.team_id = p.team_id and f.project_id = p.id)::text
+              ${figuresVersionOf('p')}
             end as figures_version
      from projects p where p.team_id = :teamId and p.id = :projectId`;
 

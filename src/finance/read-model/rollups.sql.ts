@@ -1,5 +1,6 @@
 import type { Knex } from 'knex';
 import { prepared } from '../../db/prepared';
+import { LABOR_FIGURES, LaborFigureName } from '../rules/figures';
 import { ROLLED_FIGURES, TASK_FIGURES, listRowJson, ownFigure } from './columns';
 
 /*
@@ -20,14 +21,8 @@ export async function storedActuals(db: Knex, teamId: string, taskIds: readonly 
   return new Map((actuals.rows as (StoredActuals & { task_id: string })[]).map((row) => [row.task_id, row]));
 }
 
-export type TaskLaborRow = {
-  task_id: string;
-  estimated_labor_cost: string;
-  logged_hours: string;
-  actual_labor_cost: string;
-  total_estimated_cost: string;
-  total_actual_cost: string;
-  variance: string;
+/** A task's own stored figures (exact text, every figure the calculator computes: figures.ts) and breakdown parts. */
+export type TaskLaborRow = { task_id: string } & Record<LaborFigureName, string> & {
   /** Null: not stored by this refresh (computed and stored by the task's next breakdown read). */
   members_json: string | null;
   grouped_members_json: string | null;
@@ -37,12 +32,7 @@ export type TaskLaborRow = {
 /** The columns of a TaskLaborRow with their SQL types, as stored. */
 const LABOR_COLUMNS: readonly [keyof TaskLaborRow, string][] = [
   ['task_id', 'uuid'],
-  ['estimated_labor_cost', 'numeric'],
-  ['logged_hours', 'numeric'],
-  ['actual_labor_cost', 'numeric'],
-  ['total_estimated_cost', 'numeric'],
-  ['total_actual_cost', 'numeric'],
-  ['variance', 'numeric'],
+  ...LABOR_FIGURES.map((figure): [LaborFigureName, string] => [figure.name, 'numeric']),
   ['members_json', 'text'],
   ['grouped_members_json', 'text'],
   ['assignees_json', 'text'],
@@ -76,11 +66,11 @@ const PARTS_OUT_OF_DATE = -1;
 const TASK_AND_CURRENCY = (taskId: string) => `cross join lateral (select * from tasks t where t.team_id = :teamId and t.id = ${taskId} offset 0) t
      cross join lateral (select p.currency from projects p where p.team_id = :teamId and p.id = :projectId offset 0) p`;
 
-/** The rolled figures a task's labor row stores (the others are the task's own columns: TASK_FIGURES). */
-const LABOR_FIGURES = ROLLED_FIGURES.filter((figure) => !TASK_FIGURES.has(figure));
+/** The figures a task's labor row stores (the others are the task's own columns: TASK_FIGURES). */
+const LABOR_ROLLED: readonly LaborFigureName[] = LABOR_FIGURES.map((figure) => figure.name);
 
 /** `<kind>_<figure>` columns of each kind's change of every labor figure (updateTaskFigures' climb). */
-const KIND_DELTAS = (['billable', 'non_billable'] as const).flatMap((kind) => LABOR_FIGURES.map((figure) => `${kind}_${figure}`));
+const KIND_DELTAS = (['billable', 'non_billable'] as const).flatMap((kind) => LABOR_ROLLED.map((figure) => `${kind}_${figure}`));
 
 /*
  * Stores some tasks' new labor figures (r) and, in the same statement, adds what changed in them to
@@ -95,20 +85,20 @@ const KIND_DELTAS = (['billable', 'non_billable'] as const).flatMap((kind) => LA
 const UPDATE_FIGURES_SQL = `with recursive
      r as (select * from json_to_recordset(cast(:rows as json)) as r (${FIGURE_COLUMNS.map(([column, type]) => `${column} ${type}`).join(', ')})),
      changed as (
-       select r.task_id, ${LABOR_FIGURES.map((figure) => `r.${figure} - l.${figure} as ${figure}`).join(', ')}
+       select r.task_id, ${LABOR_ROLLED.map((figure) => `r.${figure} - l.${figure} as ${figure}`).join(', ')}
        from r join task_labor l on l.team_id = :teamId and l.project_id = :projectId and l.task_id = r.task_id
      ),
-     climb (id, billable, ${LABOR_FIGURES.join(', ')}) as (
-       select t.id, t.billable, ${LABOR_FIGURES.map((figure) => `c.${figure}`).join(', ')}
+     climb (id, billable, ${LABOR_ROLLED.join(', ')}) as (
+       select t.id, t.billable, ${LABOR_ROLLED.map((figure) => `c.${figure}`).join(', ')}
        from changed c join tasks t on t.team_id = :teamId and t.id = c.task_id and t.archived_at is null
-       where ${LABOR_FIGURES.map((figure) => `c.${figure} <> 0`).join(' or ')}
+       where ${LABOR_ROLLED.map((figure) => `c.${figure} <> 0`).join(' or ')}
        union all
-       select t.parent_task_id, u.billable, ${LABOR_FIGURES.map((figure) => `u.${figure}`).join(', ')}
+       select t.parent_task_id, u.billable, ${LABOR_ROLLED.map((figure) => `u.${figure}`).join(', ')}
        from climb u join tasks t on t.team_id = :teamId and t.id = u.id and t.archived_at is null
        where t.parent_task_id is not null
      ),
      deltas as (
-       select id, ${LABOR_FIGURES.flatMap((figure) => [
+       select id, ${LABOR_ROLLED.flatMap((figure) => [
          `coalesce(sum(${figure}) filter (where billable), 0) as billable_${figure}`,
          `coalesce(sum(${figure}) filter (where not billable), 0) as non_billable_${figure}`,
        ]).join(', ')}
