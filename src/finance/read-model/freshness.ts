@@ -356,11 +356,21 @@ async function projectToday(db: Knex, teamId: string, projectId: string, now: st
 }
 
 /**
+ * Step 1 of the lock order (docs/architecture.md, "Lock order"): the project's refresh lock, taken by
+ * every transaction that refreshes or rewrites the project's stored figures before any other lock, so
+ * refreshes of a project run one at a time on every instance. Writes never take it. Re-entrant within
+ * a transaction; released at its end.
+ */
+async function lockRefreshes(trx: Knex, teamId: string, projectId: string): Promise<void> {
+  await trx.raw('select pg_advisory_xact_lock(hashtext(?), hashtext(?))', [teamId, projectId]);
+}
+
+/**
  * Brings one project's stored figures current at the instant `now`, in the caller's transaction;
  * serialised per project. Returns whether it left breakdown parts to compute (see onRefreshed).
  */
 async function refreshInTransaction(trx: Knex, teamId: string, projectId: string, now: string): Promise<boolean> {
-  await trx.raw('select pg_advisory_xact_lock(hashtext(?), hashtext(?))', [teamId, projectId]);
+  await lockRefreshes(trx, teamId, projectId);
   const project = await findProject(trx, teamId, projectId);
   if (!project) return false;
   const today = await projectToday(trx, teamId, projectId, now);
@@ -471,6 +481,10 @@ export async function readCurrent<T>(db: Knex, teamId: string, projectId: string
   }
   let partsLeft = false;
   const value = await db.transaction(async (trx) => {
+    // The lock order: the refresh lock, then the project's row (shared: no write lands before the read).
+    // The other way round, this transaction would hold the row while it waits for a refresh that may
+    // wait for a write queued behind the row.
+    await lockRefreshes(trx, teamId, projectId);
     await trx.raw('select 1 from projects where team_id = ? and id = ? for share', [teamId, projectId]);
     partsLeft = await refreshInTransaction(trx, teamId, projectId, now);
     return (await read(trx, now)).value;
@@ -500,7 +514,10 @@ export async function refreshStaleProjects(db: Knex): Promise<number> {
 /** Recomputes every task of one project, whatever its stamp says (for stored rows changed by hand). */
 export async function refreshProjectLabor(db: Knex, teamId: string, projectId: string): Promise<void> {
   // The stamp is kept (with its parts version) and made out of date: every task is recomputed.
-  await db('project_figures').where({ team_id: teamId, project_id: projectId }).update({ calculator_version: -1 });
+  await db.transaction(async (trx) => {
+    await lockRefreshes(trx, teamId, projectId);
+    await trx('project_figures').where({ team_id: teamId, project_id: projectId }).update({ calculator_version: -1 });
+  });
   await bringCurrent(db, teamId, projectId, nowIso());
 }
 
