@@ -449,14 +449,30 @@ export function bringCurrent(db: Knex, teamId: string, projectId: string, now: s
 }
 
 /**
+ * Runs a refresh's transaction again when PostgreSQL chose it as a deadlock's victim (40P01) or
+ * failed it on a serialisation conflict (40001), at most three times: a refresh is all-or-nothing
+ * and serialised per project, so running it again is safe, and no request fails for the service's own
+ * bookkeeping. The lock order (docs/architecture.md) is what keeps deadlocks away; this is the backstop.
+ */
+async function retryingConflicts<T>(run: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await run();
+    } catch (err) {
+      const code = (err as { code?: string })?.code;
+      if (attempt >= 3 || (code !== '40P01' && code !== '40001')) throw err;
+    }
+  }
+}
+
+/**
  * The refresh belongs to no request: it serves every request that waits for it, so it runs outside
  * the scope of the one that started it, and that client leaving cancels nobody's refresh.
  */
 function startRefresh(db: Knex, inFlight: Map<string, Promise<void>>, teamId: string, projectId: string, now: string): Promise<void> {
   const key = `${teamId}|${projectId}`;
   const refresh = outsideRequests(() =>
-    db
-      .transaction((trx) => refreshInTransaction(trx, teamId, projectId, now))
+    retryingConflicts(() => db.transaction((trx) => refreshInTransaction(trx, teamId, projectId, now)))
       .then((partsLeft) => refreshListeners.get(db)?.(teamId, projectId, partsLeft))
       .finally(() => inFlight.delete(key)),
   );
@@ -480,7 +496,7 @@ export async function readCurrent<T>(db: Knex, teamId: string, projectId: string
     await bringCurrent(db, teamId, projectId, now);
   }
   let partsLeft = false;
-  const value = await db.transaction(async (trx) => {
+  const value = await retryingConflicts(() => db.transaction(async (trx) => {
     // The lock order: the refresh lock, then the project's row (shared: no write lands before the read).
     // The other way round, this transaction would hold the row while it waits for a refresh that may
     // wait for a write queued behind the row.
@@ -488,7 +504,7 @@ export async function readCurrent<T>(db: Knex, teamId: string, projectId: string
     await trx.raw('select 1 from projects where team_id = ? and id = ? for share', [teamId, projectId]);
     partsLeft = await refreshInTransaction(trx, teamId, projectId, now);
     return (await read(trx, now)).value;
-  });
+  }));
   refreshListeners.get(db)?.(teamId, projectId, partsLeft);
   return value;
 }

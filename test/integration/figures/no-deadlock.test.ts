@@ -3,6 +3,7 @@ import { nowIso } from '../../../src/clock';
 import { createApp } from '../../../src/app';
 import { createLogger } from '../../../src/logger';
 import { bringCurrent } from '../../../src/finance/read-model/freshness';
+import * as labor from '../../../src/finance/read-model/labor';
 import { fillBreakdownParts } from '../../../src/finance/read-model/parts-fill';
 import { backendFromEnv } from '../../support/backend';
 import { Harness, startHarness } from '../../support/harness';
@@ -108,4 +109,25 @@ onPostgres('concurrent writers, readers and refreshes on one project', () => {
     expect(deadlocks).toEqual([]);
     await expectProjectMatchesOracle(h, project.id);
   }, 600_000);
+});
+
+describe('a refresh chosen as a deadlock victim', () => {
+  it('runs again, and the read that waited for it answers', async () => {
+    const project = await createProject(h.api);
+    const task = await createTask(h.api, project.id, { estimated_hours: 2, fixed_cost: 12.5 });
+    const refreshTaskLabor = labor.refreshTaskLabor;
+    let calls = 0;
+    const victim = jest.spyOn(labor, 'refreshTaskLabor').mockImplementation(async (...args) => {
+      calls++;
+      if (calls === 1) throw Object.assign(new Error('deadlock detected'), { code: '40P01' });
+      return refreshTaskLabor(...args);
+    });
+    try {
+      const res = await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
+      expect(res.body.body.tasks.map((row: { id: string; fixed_cost: number }) => [row.id, row.fixed_cost])).toEqual([[task.id, 12.5]]);
+      expect(calls).toBe(2);
+    } finally {
+      victim.mockRestore();
+    }
+  });
 });
