@@ -9,7 +9,7 @@
  * hours or money; `source`, where a task's own value is stored: 'task' for an input of the task
  * (tasks), 'labor' for a figure the calculator computes (task_labor); `summary`, whether a task's
  * summary (a breakdown's `task`, a rate preview's totals) shows it, or only list rows and sums do; how
- * it rolls up: every figure is summed over a subtree (docs/finance-rules.md, roll-ups).
+ * it rolls up: every figure is summed over a subtree (docs/finance-rules.md, "Subtasks roll-up").
  */
 
 export type FigureUnit = 'hours' | 'money';
