@@ -41,7 +41,7 @@ import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
 
 /**
  * What a write may change in a project's derived figures, recorded by lockProject in the write's own
- * transaction (src/finance/read-model/freshness.ts reads it back):
+ * transaction (the refresh below reads it back):
  *   - 'task-figures': only those tasks' own figures (a time log, a fixed cost), not the tree: the write
  *     takes the project's lock shared, so such writes to one project run side by side;
  *   - 'tasks': those tasks' own inputs or place (each is marked, with the parent it has now, so a move
@@ -49,7 +49,7 @@ import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
  *   - 'member': the member's role in the project from day `from` on (null: from today in the project's
  *     time zone; '-infinity': every day, its role history removed; 'infinity': no day, only how it shows,
  *     its name or avatar): recorded as one mark per project it takes part in (stale_inputs), which a
- *     refresh works out into the tasks it changes (src/finance/read-model/freshness.ts);
+ *     refresh works out into the tasks it changes (refreshInTransaction);
  *   - 'rates': some roles' rates from a day on (the rate card); which ones is known once the card is
  *     written, and recorded then by recordRateChange, in the same transaction;
  *   - 'all': the inputs of every task (the currency, the time zone);
