@@ -1,7 +1,7 @@
 import crypto from 'node:crypto';
 import type { Knex } from 'knex';
 import { hashSecret } from '../src/auth/tokens.service';
-import { refreshStaleProjects } from '../src/finance/figures';
+import { refreshStaleProjects } from '../src/finance/read-model/freshness';
 
 /*
  * Deterministic benchmark data, written with set-based SQL (generate_series) so two million time logs

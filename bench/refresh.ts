@@ -1,6 +1,6 @@
 import { createDb } from '../src/db/knex';
 import { nowIso } from '../src/clock';
-import { refreshTaskLabor } from '../src/finance/labor';
+import { refreshTaskLabor } from '../src/finance/read-model/labor';
 import { BENCH_TEAM_ID, projectId } from './dataset';
 import { commandOption, serverUrl } from './support';
 

@@ -6,9 +6,9 @@ import type { Knex } from 'knex';
 import { createDb, DatabaseTarget } from '../src/db/knex';
 import { migrateToLatest } from '../src/db/migrate';
 import { nowIso } from '../src/clock';
-import { bringCurrent } from '../src/finance/figures';
-import { fillBreakdownParts } from '../src/finance/parts-fill';
-import { projectsWithoutParts } from '../src/finance/finance.repository';
+import { bringCurrent } from '../src/finance/read-model/freshness';
+import { fillBreakdownParts } from '../src/finance/read-model/parts-fill';
+import { projectsWithoutParts } from '../src/finance/read-model/breakdown.sql';
 import { BIG_TASK_ID, Size, datasetPresent, generate } from './dataset';
 
 /* What the benchmark and the soak run share: the dataset's database, the service process, its RSS. */
@@ -26,7 +26,7 @@ export function log(line: string) {
 }
 
 /**
- * The breakdown parts the service's filler (src/finance/parts-fill.ts) computes behind project-wide
+ * The breakdown parts the service's filler (src/finance/read-model/parts-fill.ts) computes behind project-wide
  * refreshes, filled in before a run: a run measures a service that has had the time to, not one
  * spending its first minutes on it in the background.
  */

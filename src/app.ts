@@ -8,9 +8,9 @@ import { TokenUsage, createTokenUsage } from './auth/token-usage';
 import { hashSecret } from './auth/tokens.service';
 import { sessionRouter } from './auth/session.router';
 import { tokensRouter } from './auth/tokens.router';
-import { financeRouter } from './finance/finance.router';
+import { financeRouter } from './finance/http/finance.router';
 import { cancelQueriesWhenClientLeaves } from './db/request-queries';
-import { createListCache } from './finance/list-cache';
+import { createListCache } from './finance/read-model/list-cache';
 import { createLimiter, createTeamLimiter } from './limiter';
 import { requireToken, roleByMethod } from './http/auth';
 import { corsFor } from './http/cors';
@@ -44,7 +44,7 @@ export type AppDeps = {
   tokenCacheSeconds?: number;
   /** The cache itself, when the caller keeps it in step with other instances (server.ts); else one of the app's own. */
   tokenCache?: TokenCache;
-  /** Memory for rendered project lists (finance/list-cache.ts), in MB; 0 renders every list. */
+  /** Memory for rendered project lists (finance/read-model/list-cache.ts), in MB; 0 renders every list. */
   listCacheMb?: number;
   /** How many project lists are read and rendered at once; the others wait their turn. */
   listRenders?: number;

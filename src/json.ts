@@ -3,7 +3,7 @@ import { turns } from './turns';
 
 /*
  * The service's JSON writer, for responses (src/http/respond.ts) and for the breakdown parts the
- * finance code stores (src/finance/labor.ts) alike, so stored figures depend on no HTTP code.
+ * finance code stores (src/finance/read-model/labor.ts) alike, so stored figures depend on no HTTP code.
  * Decimals are written into the JSON as exact number literals (never via binary floating point), so
  * 0.1 + 0.2 appears as 0.3 and large sums keep every digit. JSON.stringify has no raw-number hook on
  * Node 20 (JSON.rawJSON came later), so responses are written by a small serializer of our own that

@@ -9,8 +9,8 @@ import { loadConfig } from './config';
 import { Db, configuredTarget, createDb, describeTarget, withoutTimeLimits } from './db/knex';
 import { migrateToLatest } from './db/migrate';
 import { StartupError, openDatabase } from './db/open-database';
-import { onRefreshed } from './finance/figures';
-import { createPartsFiller } from './finance/parts-fill';
+import { onRefreshed } from './finance/read-model/freshness';
+import { createPartsFiller } from './finance/read-model/parts-fill';
 import { createActivity } from './http/activity';
 import { serverFor } from './http/express-server';
 import { createLogger } from './logger';
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
     const access = await bootstrapAccess(db, config.adminToken);
     if (access.adminTokenRevoked) logger.warn('ADMIN_TOKEN was revoked (through the API or a rotation) and stays revoked: set a new secret to administer the default team');
     started = true;
-    // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/parts-fill.ts).
+    // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/read-model/parts-fill.ts).
     const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS) });
     onRefreshed(db, filler.refreshed);
     // Webhook deliveries, in the background; stopped before the database closes.

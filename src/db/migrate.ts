@@ -1,6 +1,6 @@
 import type { Db } from './knex';
 import { migrationSource } from '../../migrations';
-import { refreshStaleProjects } from '../finance/figures';
+import { refreshStaleProjects } from '../finance/read-model/freshness';
 
 /**
  * Applies pending migrations, then computes the stored figures of projects that have none or were

@@ -61,7 +61,7 @@ export function cancelQueriesWhenClientLeaves(db: Knex) {
 
 /**
  * After work shared with other requests (a batched read, db/batched-reads.ts; a project's refresh,
- * finance/figures.ts), which is not cancelled when one of their clients leaves: a request whose client
+ * finance/read-model/freshness.ts), which is not cancelled when one of their clients leaves: a request whose client
  * has left stops there, failing as a statement cancelled for it would (57014, logged as a client that
  * went away), rather than go on working for nobody.
  */

@@ -1,4 +1,4 @@
-import { toDecimal } from '../finance/money';
+import { toDecimal } from '../finance/rules/money';
 
 /*
  * The `data` of each event type, built from what the write has at hand (docs/webhooks.md lists the

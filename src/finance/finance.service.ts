@@ -9,49 +9,42 @@ import type { ProjectRow } from '../projects/projects.repository';
 import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
-import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, passesBillableFilter, rollUp, variance } from './calculator';
-import { Decimal, toDecimal } from './money';
-import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask } from './labor';
+import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, figuresOf, passesBillableFilter, rollUp } from './rules/calculator';
+import { FIGURES, FIGURE_NAMES, FigureTexts, SUMMARY_FIGURES } from './rules/figures';
+import { Decimal, toDecimal } from './rules/money';
+import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask } from './read-model/labor';
 import { nextTurn, turns } from '../turns';
-import { readCurrent } from './figures';
+import { readCurrent } from './read-model/freshness';
 import { nowIso } from '../clock';
-import { presentAssignees, presentGroups, presentMembers, presentSummary } from './present';
-import * as repo from './finance.repository';
-import type { ProjectTasksQuery } from './finance.schemas';
+import { presentAssignees, presentGroups, presentMembers, presentSummary } from './rules/present';
+import { participantsInScope } from './inputs/participants';
+import { DayRange, Scope, tasksInScope } from './inputs/scope';
+import { StoredBreakdownRow, storeBreakdownParts, storedBreakdown } from './read-model/breakdown.sql';
+import { ListedFigures } from './read-model/columns';
+import { ListSummaryRow, ListedRow, NONE_GROUP, listSummary, treeRows } from './read-model/list.sql';
+import type { ProjectTasksQuery } from './http/finance.schemas';
 
 /** A task's summary from its stored row: figures as PostgreSQL summed them, written as exact literals. */
-function storedSummary(row: repo.StoredBreakdownRow) {
-  return {
-    id: row.id,
-    name: row.name,
-    project_id: row.project_id,
-    billable: row.billable,
-    currency: row.currency,
-    estimated_hours: numericJson(row.estimated_hours),
-    logged_hours: numericJson(row.logged_hours),
-    estimated_labor_cost: numericJson(row.estimated_labor_cost),
-    actual_labor_cost: numericJson(row.actual_labor_cost),
-    fixed_cost: numericJson(row.fixed_cost),
-    total_estimated_cost: numericJson(row.total_estimated_cost),
-    total_actual_cost: numericJson(row.total_actual_cost),
-  };
+function storedSummary(row: StoredBreakdownRow) {
+  const { id, name, project_id, billable, currency } = row;
+  return { id, name, project_id, billable, currency, ...Object.fromEntries(SUMMARY_FIGURES.map((figure) => [figure.name, numericJson(row[figure.name])])) };
 }
 
 /** Whether a day range limits anything. */
-const hasRange = (range: repo.DayRange) => range.from !== undefined || range.to !== undefined;
+const hasRange = (range: DayRange) => range.from !== undefined || range.to !== undefined;
 
 /**
  * A task alone or with its non-archived descendants, computed by the calculator from their members
  * with the rates and roles in force today at the instant `now`, and the time logged in `range` (three queries).
  */
-async function computedBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean, now: string, range: repo.DayRange = {}) {
+async function computedBreakdown(db: Knex, teamId: string, taskId: string, includeSubtasks: boolean, now: string, range: DayRange = {}) {
   const task = await requireTask(db, teamId, taskId);
-  const scope: repo.Scope = includeSubtasks
+  const scope: Scope = includeSubtasks
     ? { kind: 'subtree', projectId: task.project_id, taskId }
     : { kind: 'tasks', projectId: task.project_id, taskIds: [task.id] };
   const [tasks, participants] = await Promise.all([
-    repo.tasksInScope(db, teamId, scope),
-    repo.participantsInScope(db, teamId, scope, now, range),
+    tasksInScope(db, teamId, scope),
+    participantsInScope(db, teamId, scope, now, range),
   ]);
   const membersByTask = memberInputsByTask(participants);
   const finances = tasks.map((t) => financeOf(t, membersByTask.get(t.id), task.currency));
@@ -73,8 +66,8 @@ const encoded = ({ financeVersion, body }: { financeVersion: number; body: unkno
 
 /**
  * A task's breakdown. Alone and over all days, it is one read of the task and its stored labor row
- * (in one statement with the other breakdowns asked for meanwhile, finance.repository.ts) when its
- * project's stored figures are current (figures.ts; the check is in the same statement), else
+ * (in one statement with the other breakdowns asked for meanwhile, read-model/breakdown.sql.ts) when its
+ * project's stored figures are current (freshness.ts; the check is in the same statement), else
  * the calculator computes it on the fly; with its subtasks, the calculator merges the subtree's members.
  * A current row without its parts (left empty by a project-wide refresh, labor.ts) is computed on the
  * fly too, and its parts are stored for the next read.
@@ -84,14 +77,14 @@ export async function getBreakdown(
   teamId: string,
   taskId: string,
   includeSubtasks: boolean,
-  range: repo.DayRange = {},
+  range: DayRange = {},
 ): Promise<{ financeVersion: number; answer: Buffer; staleProject?: string }> {
   if (hasRange(range)) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso(), range));
   if (includeSubtasks) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso()));
-  const row = await repo.storedBreakdown(db, { teamId, taskId });
+  const row = await storedBreakdown(db, { teamId, taskId });
   if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
   if (row.current && row.members_json !== null && row.grouped_members_json !== null) {
-    // Requests for one task in one turn share its row (repo.storedBreakdown), and its answer: encoded once.
+    // Requests for one task in one turn share its row (storedBreakdown), and its answer: encoded once.
     row.answer ??= jsonBytes(
       successEnvelope({ task: storedSummary(row), grouped_members: new JsonText(row.grouped_members_json), members: new JsonText(row.members_json) }),
     );
@@ -100,7 +93,7 @@ export async function getBreakdown(
   // On the day the row was found out of date (or without parts) for.
   const computed = await computedBreakdown(db, teamId, taskId, false, row.read_at);
   if (row.current && row.labor_version !== null) {
-    await repo.storeBreakdownParts(db, teamId, [{ task_id: row.id, version: row.labor_version, parts_version: row.parts_version, ...breakdownParts(computed.finance) }]);
+    await storeBreakdownParts(db, teamId, [{ task_id: row.id, version: row.labor_version, parts_version: row.parts_version, ...breakdownParts(computed.finance) }]);
   }
   // Out of date: the caller may bring the project current behind the answer (finance.router.ts).
   return { ...encoded(computed), staleProject: row.current ? undefined : row.project_id };
@@ -137,51 +130,43 @@ export async function fixedCostHistory(db: Knex, teamId: string, taskId: string,
 
 /*
  * Project lists and exports. The roll-ups are stored (labor.ts, refreshRollups, kept current by
- * figures.ts): one statement reads the listed tasks with their rolled-up figures under the filter. A list's rows, totals and groups are
+ * freshness.ts): one statement reads the listed tasks with their rolled-up figures under the filter. A list's rows, totals and groups are
  * rendered and summed by PostgreSQL (exact numerics); an export's totals are added up here, in exact
  * decimals.
  */
 
-/** The eight figures of a list row or a sum of rows, as exact decimal text. */
-export type FigureTexts = repo.ListedFigures;
+/** Every figure of a list row or a sum of rows, as exact decimal text. */
+export type { FigureTexts };
 
 /**
- * Sums rows' figures, each of the eight on its own (the rows' totals and variance are the
- * calculator's). In turns of the event loop (turns.ts): an export's starting level can be thousands
- * of rows, and several exports can be summing at once.
+ * Sums rows' figures, each on its own (the rows' totals and variance are the calculator's). In turns of
+ * the event loop (turns.ts): an export's starting level can be thousands of rows, and several exports
+ * can be summing at once.
  */
-async function sumRows(rows: readonly repo.ListedFigures[]): Promise<FigureTexts> {
-  const sums = repo.ROLLED_FIGURES.map(() => toDecimal(0));
+async function sumRows(rows: readonly ListedFigures[]): Promise<FigureTexts> {
+  const sums = FIGURE_NAMES.map(() => toDecimal(0));
   const pace = turns();
   for (const row of rows) {
     if (pace.due()) await pace.take();
-    repo.ROLLED_FIGURES.forEach((figure, i) => (sums[i] = (sums[i] as Decimal).plus(toDecimal(row[figure]))));
+    FIGURE_NAMES.forEach((figure, i) => (sums[i] = (sums[i] as Decimal).plus(toDecimal(row[figure]))));
   }
-  return Object.fromEntries(repo.ROLLED_FIGURES.map((figure, i) => [figure, (sums[i] as Decimal).toFixed()])) as FigureTexts;
+  return Object.fromEntries(FIGURE_NAMES.map((figure, i) => [figure, (sums[i] as Decimal).toFixed()])) as FigureTexts;
 }
 
-/** The eight figures of task totals as exact decimal text (variance by rule 10). */
+/** Every figure of task totals (the calculator's figuresOf) as exact decimal text. */
 function figureTexts(totals: TaskTotals): FigureTexts {
-  return {
-    estimated_hours: totals.estimatedHours.toFixed(),
-    logged_hours: totals.loggedHours.toFixed(),
-    estimated_labor_cost: totals.estimatedLaborCost.toFixed(),
-    actual_labor_cost: totals.actualLaborCost.toFixed(),
-    fixed_cost: totals.fixedCost.toFixed(),
-    total_estimated_cost: totals.totalEstimatedCost.toFixed(),
-    total_actual_cost: totals.totalActualCost.toFixed(),
-    variance: variance(totals).toFixed(),
-  };
+  const values = figuresOf(totals);
+  return Object.fromEntries(FIGURES.map((figure) => [figure.name, values[figure.key].toFixed()])) as FigureTexts;
 }
 
 /** What a list filter selects: the tasks whose own figures count, where the listing starts, the log days counted. */
-export type ListFilter = { billable_filter: ProjectTasksQuery['billable_filter']; parent_task_id?: string } & repo.DayRange;
+export type ListFilter = { billable_filter: ProjectTasksQuery['billable_filter']; parent_task_id?: string } & DayRange;
 
 /** Cost lines written out between two yields to the event loop. */
 const SLICE = 500;
 
 /** A listed row computed on the fly: its figures as exact text, with its assignees. */
-type ComputedRow = repo.ListedRow & { project_id: string; assignees: ReturnType<typeof presentAssignees> };
+type ComputedRow = ListedRow & { project_id: string; assignees: ReturnType<typeof presentAssignees> };
 
 /**
  * Every listed task of a project at every level (creation order), computed on the fly by the
@@ -192,9 +177,9 @@ async function computedTreeRows(
   teamId: string,
   project: { id: string; currency: string },
   filter: ListFilter['billable_filter'],
-  range: repo.DayRange,
+  range: DayRange,
 ): Promise<ComputedRow[]> {
-  const scope: repo.Scope = { kind: 'project', projectId: project.id };
+  const scope: Scope = { kind: 'project', projectId: project.id };
   const { tasks, assigneesByTask, finances } = await computeOwnFigures(db, teamId, project.currency, scope, nowIso(), range);
   const tree = tasks.map((task) => ({
     id: task.id,
@@ -241,10 +226,10 @@ async function computedList(db: Knex, teamId: string, project: ProjectRow, query
         project_id: row.project_id,
         billable: row.billable,
         currency: project.currency,
-        ...jsonFigures(row),
+        ...jsonFigures(row, true),
         parent_task_id: row.parent_task_id,
         sub_tasks_count: row.sub_tasks_count,
-        variance: numericJson(row.variance),
+        ...jsonFigures(row, false),
         status: row.status,
         priority: row.priority,
         phase: row.phase,
@@ -255,7 +240,7 @@ async function computedList(db: Knex, teamId: string, project: ProjectRow, query
   };
   const field = query.group_by;
   if (field) {
-    const groups = groupBy(rows, (row) => row[field] ?? repo.NONE_GROUP);
+    const groups = groupBy(rows, (row) => row[field] ?? NONE_GROUP);
     const names = [...groups.keys()].sort(compareGroupNames);
     const summed = [];
     for (const group of names) {
@@ -277,13 +262,14 @@ function checkListParent(parentId: string | null, parent: { project_id: string }
   if (parentId !== null && parent?.project_id !== projectId) throw notFound('TASK_NOT_FOUND', 'Parent task');
 }
 
-/** The eight figures as JSON numbers, in the contract's order. */
-function jsonFigures(figures: FigureTexts) {
-  return Object.fromEntries(repo.ROLLED_FIGURES.map((field) => [field, numericJson(figures[field])]));
+/** The figures as JSON numbers, in the contract's order: all, or those of the summary (or not). */
+function jsonFigures(figures: FigureTexts, summary?: boolean) {
+  const shown = summary === undefined ? FIGURES : FIGURES.filter((figure) => figure.summary === summary);
+  return Object.fromEntries(shown.map((figure) => [figure.name, numericJson(figures[figure.name])]));
 }
 
 /**
- * A project list: the listed rows (rendered by PostgreSQL, see finance.repository.ts) with their sums
+ * A project list: the listed rows (rendered by PostgreSQL, see read-model/list.sql.ts) with their sums
  * and groups, from one statement. `project` is read before the rows (never beside them), so the rows
  * are at least as new as its revision.
  */
@@ -294,10 +280,10 @@ export async function listProjectTasks(db: Knex, teamId: string, project: Projec
   checkListParent(parentId, await findListParent(db, teamId, parentId), project.id);
   if (hasRange(query)) return computedList(db, teamId, project, query, parentId);
   const summary = await readCurrent(db, teamId, project.id, async (q, now) => {
-    const rows = await repo.listSummary(q, scope, now);
+    const rows = await listSummary(q, scope, now);
     return { current: rows.every((row) => row.current), value: rows };
   });
-  const whole = summary.find((row) => row.group_name === null) as repo.ListSummaryRow;
+  const whole = summary.find((row) => row.group_name === null) as ListSummaryRow;
   const { id, name, currency, budget } = presentProject(project);
   const body: Record<string, unknown> = {
     project: { id, name, currency, budget },
@@ -308,7 +294,7 @@ export async function listProjectTasks(db: Knex, teamId: string, project: Projec
   return body;
 }
 
-export type ExportRow = repo.ListedRow;
+export type ExportRow = ListedRow;
 
 /**
  * Every listed task at every level under the filter's starting point, depth first, with its depth
@@ -318,10 +304,10 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
   const parentId = filter.parent_task_id?.toLowerCase() ?? null;
   const [project, parent] = await Promise.all([getProject(db, teamId, projectId), findListParent(db, teamId, parentId)]);
   checkListParent(parentId, parent, project.id);
-  const rows: repo.ListedRow[] = hasRange(filter)
+  const rows: ListedRow[] = hasRange(filter)
     ? await computedTreeRows(db, teamId, project, filter.billable_filter, filter)
     : await readCurrent(db, teamId, projectId, async (q, now) => {
-        const tree = await repo.treeRows(q, { teamId, projectId, filter: filter.billable_filter }, now);
+        const tree = await treeRows(q, { teamId, projectId, filter: filter.billable_filter }, now);
         return { current: tree.current, value: tree.rows };
       });
   // A whole project's rows: grouped, walked and summed in turns of the event loop (turns.ts), so that
@@ -333,10 +319,10 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
   const pace = turns();
   while (stack.length) {
     if (pace.due()) await pace.take();
-    const { row, depth } = stack.pop() as { row: repo.ListedRow; depth: number };
+    const { row, depth } = stack.pop() as { row: ListedRow; depth: number };
     listed.push({ depth, row });
     const below = children.get(row.id);
-    if (below) for (let i = below.length - 1; i >= 0; i--) stack.push({ row: below[i] as repo.ListedRow, depth: depth + 1 });
+    if (below) for (let i = below.length - 1; i >= 0; i--) stack.push({ row: below[i] as ListedRow, depth: depth + 1 });
   }
   await nextTurn();
   return {
@@ -376,7 +362,7 @@ export async function costLinesOf(
 ): Promise<ExportCostLine[]> {
   const tasks = listed.filter((task) => passesBillableFilter(filter.billable_filter, task.billable));
   if (tasks.length === 0) return [];
-  const scope: repo.Scope = { kind: 'tasks', projectId: project.id, taskIds: tasks.map((task) => task.id) };
+  const scope: Scope = { kind: 'tasks', projectId: project.id, taskIds: tasks.map((task) => task.id) };
   const { finances } = await computeOwnFigures(db, teamId, project.currency, scope, nowIso(), filter, true);
   const lines: ExportCostLine[] = [];
   for (let from = 0; from < tasks.length; from += SLICE) {
@@ -405,14 +391,14 @@ export async function costLinesOf(
 
 /** Group order (docs/finance-rules.md R14.2): by name, "None" last. */
 function compareGroupNames(a: string, b: string): number {
-  const rank = (name: string) => (name === repo.NONE_GROUP ? 1 : 0);
+  const rank = (name: string) => (name === NONE_GROUP ? 1 : 0);
   return rank(a) - rank(b) || compareText(a, b);
 }
 
 /** Groups in name order, "None" last (docs/finance-rules.md R14.2). */
-function presentListGroups(summary: readonly repo.ListSummaryRow[]) {
+function presentListGroups(summary: readonly ListSummaryRow[]) {
   return summary
-    .filter((row): row is repo.ListSummaryRow & { group_name: string } => row.group_name !== null)
+    .filter((row): row is ListSummaryRow & { group_name: string } => row.group_name !== null)
     .sort((a, b) => compareGroupNames(a.group_name, b.group_name))
     .map((row) => ({ group_name: row.group_name, task_ids: new JsonText('[', row.ids_json ?? '', ']'), ...jsonFigures(row) }));
 }

@@ -6,12 +6,17 @@ import { turns } from '../turns';
 import { ProjectRow, rateEntries } from '../projects/projects.repository';
 import { applyRateCard, getProject } from '../projects/projects.service';
 import type { RateCardBody } from '../projects/projects.schemas';
-import { Figures, ScaledTotals, TaskFinance, TaskTotals, addTotals, estimateInMinorUnits, linesChangeDelta, rollUp, scaledTaskTotals } from './calculator';
-import { bringCurrent } from './figures';
-import { computeOwnFigures, lazyMembers, linesChangeByTask } from './labor';
-import { presentTotals } from './present';
-import { decimalOfTenThousandths, tenThousandthsOf, tenThousandthsOfHundredths, tenThousandthsOfMinorUnits, tenThousandthsText, toDecimal } from './money';
-import * as repo from './finance.repository';
+import { Figures, ScaledTotals, TaskFinance, TaskTotals, addTotals, estimateInMinorUnits, linesChangeDelta, rollUp, scaledTaskTotals } from './rules/calculator';
+import { bringCurrent } from './read-model/freshness';
+import { computeOwnFigures, lazyMembers, linesChangeByTask } from './read-model/labor';
+import { presentTotals } from './rules/present';
+import { LABOR_COST_FIGURES, SUMMARY_FIGURES } from './rules/figures';
+import { decimalOfTenThousandths, tenThousandthsOf, tenThousandthsOfHundredths, tenThousandthsOfMinorUnits, tenThousandthsText, toDecimal } from './rules/money';
+import { costLinesChangedAt, tasksCostedAt } from './inputs/cost-changes';
+import { assigneesToday } from './inputs/participants';
+import { FinanceTaskRow, Scope, tasksInScope } from './inputs/scope';
+import { ListedFigures } from './read-model/columns';
+import { StoredOwnFigures, storedOwnFigures, storedProjectSums } from './read-model/list.sql';
 
 /*
  * The dry run of a rate-card change (docs/finance-rules.md R18, POST /rate-card/preview), in one transaction
@@ -21,7 +26,7 @@ import * as repo from './finance.repository';
  *
  * 1. Inside a savepoint, the change is written by the same code as the PUT (applyRateCard); the roles
  *    whose rate on some day from the change's first day on differs are found, and the tasks those
- *    rates cost (finance.repository's tasksCostedAt), as the refresh after the real change finds them.
+ *    rates cost (cost-changes.ts's tasksCostedAt), as the refresh after the real change finds them.
  *    The savepoint is rolled back. Every other task's figures are unchanged by construction (its lines
  *    and rates are the same days at the same rates).
  * 2. Those tasks' figures before and after the change, one of two ways:
@@ -30,7 +35,7 @@ import * as repo from './finance.repository';
  *      stored figures less what the cost lines the change reprices gave, plus what they give after
  *      it, and the estimates costed again of the tasks with an assignee whose role today has a
  *      changed rate (when the change takes effect by today). Only the days of the repriced roles'
- *      periods are read (finance.repository's costLinesChangedAt), and only the lines that change
+ *      periods are read (cost-changes.ts's costLinesChangedAt), and only the lines that change
  *      are costed, not every member's every day;
  *    - else (a write committed between, or a task's stored row missing), computed by the calculator
  *      from every input of those tasks, with the change and without it (changeComputed).
@@ -45,29 +50,21 @@ import * as repo from './finance.repository';
 
 /** The own figures of the given tasks (or of every task) at the instant `now`, in creation order. */
 async function ownFigures(db: Knex, teamId: string, project: ProjectRow, now: string, taskIds: readonly string[] | 'all') {
-  const scope: repo.Scope = taskIds === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds };
+  const scope: Scope = taskIds === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds };
   if (taskIds !== 'all' && taskIds.length === 0) return { tasks: [], finances: new Map<string, TaskFinance>() };
   return computeOwnFigures(db, teamId, project.currency, scope, now);
 }
 
-/** Stored figures (a task's own, or sums of them; exact numeric text) as a task's seven figures, each read by `read`. */
-function storedFigures<N>(stored: repo.ListedFigures, read: (text: string) => N): Figures<N> {
-  return {
-    estimatedHours: read(stored.estimated_hours),
-    loggedHours: read(stored.logged_hours),
-    estimatedLaborCost: read(stored.estimated_labor_cost),
-    actualLaborCost: read(stored.actual_labor_cost),
-    fixedCost: read(stored.fixed_cost),
-    totalEstimatedCost: read(stored.total_estimated_cost),
-    totalActualCost: read(stored.total_actual_cost),
-  };
+/** Stored figures (a task's own, or sums of them; exact numeric text) as a task's summary figures, each read by `read`. */
+function storedFigures<N>(stored: ListedFigures, read: (text: string) => N): Figures<N> {
+  return Object.fromEntries(SUMMARY_FIGURES.map((figure) => [figure.key, read(stored[figure.name])])) as Figures<N>;
 }
 
 /** Stored figures as task totals: what the calculator computed, read back. */
-const storedTotals = (stored: repo.ListedFigures): TaskTotals => storedFigures(stored, toDecimal);
+const storedTotals = (stored: ListedFigures): TaskTotals => storedFigures(stored, toDecimal);
 
 /** A task's stored own figures in whole ten-thousandths. */
-const storedScaled = (stored: repo.ListedFigures): ScaledTotals => storedFigures(stored, tenThousandthsOf);
+const storedScaled = (stored: ListedFigures): ScaledTotals => storedFigures(stored, tenThousandthsOf);
 
 /** A task's computed figures in whole ten-thousandths. */
 function computedScaled(totals: TaskTotals): ScaledTotals {
@@ -75,7 +72,7 @@ function computedScaled(totals: TaskTotals): ScaledTotals {
 }
 
 /** Stored own figures by task, in whole ten-thousandths, in turns of the event loop (thousands of tasks). */
-async function storedScaledByTask(rows: readonly repo.StoredOwnFigures[]): Promise<Map<string, ScaledTotals>> {
+async function storedScaledByTask(rows: readonly StoredOwnFigures[]): Promise<Map<string, ScaledTotals>> {
   const totals = new Map<string, ScaledTotals>();
   const pace = turns();
   for (const row of rows) {
@@ -89,13 +86,18 @@ const scaledOf = (finances: Map<string, TaskFinance>) => new Map([...finances].m
 
 /** The own figures of the given tasks as they are: stored (what their breakdowns answer) when current, else computed. */
 async function figuresBefore(db: Knex, teamId: string, project: ProjectRow, now: string, taskIds: readonly string[]) {
-  const stored = await repo.storedOwnFigures(db, teamId, project.id, taskIds, now);
+  const stored = await storedOwnFigures(db, teamId, project.id, taskIds, now);
   if (!stored.current || stored.rows.length !== new Set(taskIds).size) return scaledOf((await ownFigures(db, teamId, project, now, taskIds)).finances);
   return storedScaledByTask(stored.rows);
 }
 
-const COSTS = ['estimatedLaborCost', 'actualLaborCost', 'totalEstimatedCost', 'totalActualCost'] as const;
-const FIGURES = ['estimatedHours', 'loggedHours', 'estimatedLaborCost', 'actualLaborCost', 'fixedCost', 'totalEstimatedCost', 'totalActualCost'] as const;
+/** A task entry's costs (figures.ts: the summary's costs of labor), by the calculator's name. */
+const COSTS = LABOR_COST_FIGURES.map((figure) => figure.key);
+/** The summary's figures, by the calculator's name. */
+const FIGURES = SUMMARY_FIGURES.map((figure) => figure.key);
+
+/** Each cost's JSON field name and colon, with its key. */
+const COST_FIELDS = LABOR_COST_FIGURES.map((figure) => [`"${figure.name}":`, figure.key] as const);
 
 /**
  * A task's entry of the answer (docs/finance-rules.md R18: id, name, and the four costs before and after),
@@ -103,9 +105,7 @@ const FIGURES = ['estimatedHours', 'loggedHours', 'estimatedLaborCost', 'actualL
  * serializer to walk (the figures exact, whole ten-thousandths written as decimals).
  */
 function taskEntryJson(task: { id: string; name: string }, before: ScaledTotals, after: ScaledTotals): string {
-  const costs = (totals: ScaledTotals) =>
-    `{"estimated_labor_cost":${tenThousandthsText(totals.estimatedLaborCost)},"actual_labor_cost":${tenThousandthsText(totals.actualLaborCost)},` +
-    `"total_estimated_cost":${tenThousandthsText(totals.totalEstimatedCost)},"total_actual_cost":${tenThousandthsText(totals.totalActualCost)}}`;
+  const costs = (totals: ScaledTotals) => `{${COST_FIELDS.map(([field, key]) => `${field}${tenThousandthsText(totals[key])}`).join(',')}}`;
   return `{"id":${JSON.stringify(task.id)},"name":${JSON.stringify(task.name)},"before":${costs(before)},"after":${costs(after)}}`;
 }
 
@@ -123,7 +123,7 @@ async function computedProjectTotals(db: Knex, teamId: string, project: ProjectR
 }
 
 /** The ids of the project's non-archived tasks (`tasks`, all of them) under no archived ancestor (what the list counts). */
-async function listedTaskIds(tasks: readonly repo.FinanceTaskRow[]): Promise<Set<string>> {
+async function listedTaskIds(tasks: readonly FinanceTaskRow[]): Promise<Set<string>> {
   const live = new Map(tasks.map((task) => [task.id, task.parent_task_id]));
   const listed = new Set<string>();
   const isListed = (id: string, depth = 0): boolean => {
@@ -167,7 +167,7 @@ async function rolledBack<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<
  */
 async function applyInSavepoint(savepoint: Knex, actor: Actor, project: ProjectRow, body: RateCardBody, now: string) {
   const { effectiveFrom, changedRoles: roles } = await applyRateCard(savepoint, actor, project, body);
-  const costed = await repo.tasksCostedAt(savepoint, actor.teamId, project.id, roles, effectiveFrom, now);
+  const costed = await tasksCostedAt(savepoint, actor.teamId, project.id, roles, effectiveFrom, now);
   return { effectiveFrom, costed, taskIds: [...new Set([...costed.logged, ...costed.assigned])] };
 }
 
@@ -176,7 +176,7 @@ type Change = { effectiveFrom: string; tasks: readonly { id: string; name: strin
 
 /**
  * The change's figures from the stored figures (current in the transaction's snapshot): the cost
- * lines it can change (finance.repository's costLinesChangedAt), read in the savepoint with the rates
+ * lines it can change (cost-changes.ts's costLinesChangedAt), read in the savepoint with the rates
  * after it and those before it, task by task; each task's logged hours and actual cost are its stored
  * ones less what its changed lines gave before plus what they give after, its estimate costed again
  * with today's rates after the change when an assignee's role today has a changed rate (calculator's
@@ -191,7 +191,7 @@ async function changeFromStored(
   trx: Knex,
   actor: Actor,
   project: ProjectRow,
-  projectTasks: readonly repo.FinanceTaskRow[],
+  projectTasks: readonly FinanceTaskRow[],
   body: RateCardBody,
   now: string,
 ): Promise<Change | undefined> {
@@ -204,14 +204,14 @@ async function changeFromStored(
     const tasks = projectTasks.filter((task) => costedIds.has(task.id));
     // The stored figures, which the change in this savepoint leaves as they were: the figures before.
     const [stored, assignees] = await Promise.all([
-      repo.storedOwnFigures(savepoint, teamId, project.id, taskIds, now),
-      costed.assigned.length ? repo.assigneesToday(savepoint, teamId, project.id, costed.assigned, now) : [],
+      storedOwnFigures(savepoint, teamId, project.id, taskIds, now),
+      costed.assigned.length ? assigneesToday(savepoint, teamId, project.id, costed.assigned, now) : [],
     ]);
     // A live task without stored figures (its row removed by hand) is not worked from: the caller computes.
     if (stored.rows.length !== tasks.length) return undefined;
     // The lines asked for now, and read by the database while the figures before and the estimates are
     // worked out here (asked for together with the reads above, its batches would interleave with theirs).
-    const lines = linesChangeByTask(repo.costLinesChangedAt(savepoint, teamId, project.id, costed.logged, ratesBefore, now))[Symbol.asyncIterator]();
+    const lines = linesChangeByTask(costLinesChangedAt(savepoint, teamId, project.id, costed.logged, ratesBefore, now))[Symbol.asyncIterator]();
     const firstLines = lines.next();
     // Awaited below; failing meanwhile, it is not left unhandled.
     firstLines.catch(() => undefined);
@@ -285,8 +285,8 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
     db,
     async (trx) => {
       const project = await getProject(trx, actor.teamId, projectId);
-      const stored = await repo.storedProjectSums(trx, actor.teamId, projectId, now);
-      const projectTasks = await repo.tasksInScope(trx, actor.teamId, { kind: 'project', projectId });
+      const stored = await storedProjectSums(trx, actor.teamId, projectId, now);
+      const projectTasks = await tasksInScope(trx, actor.teamId, { kind: 'project', projectId });
       const fromStored = stored.current && previewSettings.fromStored ? await changeFromStored(trx, actor, project, projectTasks, body, now) : undefined;
       const change = fromStored ?? (await changeComputed(trx, actor, project, body, now));
       const listed = await listedTaskIds(projectTasks);

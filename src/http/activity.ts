@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 
 /**
  * How many API requests are being answered, and since when none has been: background work (the
- * breakdown parts filler, finance/parts-fill.ts) waits for a quiet moment instead of taking the
+ * breakdown parts filler, finance/read-model/parts-fill.ts) waits for a quiet moment instead of taking the
  * service's one thread from them.
  */
 export type Activity = {

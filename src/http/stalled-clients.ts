@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 /*
  * A client that takes nothing of an answer for `limitMs` is cut off (its connection destroyed): a slow
  * or stalled reader holds a connection, its team's turn and its answer's memory that long at most, and
- * what was writing to it (an export) stops there (finance/finance.export.ts).
+ * what was writing to it (an export) stops there (finance/http/finance.export.ts).
  *
  * Only Node's socket timeout sees whether the system accepts any byte of a pending write: it fires
  * after a period with no write, no read and no byte accepted (while the write queue shrinks it is put

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { BodyFailure } from './body';
 import { AppError, ErrorCode, ErrorDetail, fieldError, validationError } from './errors';
-import { decimalPlaces, minorUnit } from '../finance/money';
+import { decimalPlaces, minorUnit } from '../finance/rules/money';
 
 const UUID = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
 

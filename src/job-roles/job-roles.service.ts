@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { UNASSIGNED_ROLE } from '../finance/calculator';
+import { UNASSIGNED_ROLE } from '../finance/rules/calculator';
 import { isUniqueViolation } from '../db/errors';
 import { conflict, fieldError } from '../http/errors';
 import * as repo from './job-roles.repository';

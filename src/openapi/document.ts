@@ -10,7 +10,7 @@ import {
   projectTasksQuery,
   projectTasksResponse,
   taskSummary,
-} from '../finance/finance.schemas';
+} from '../finance/http/finance.schemas';
 import { createJobRoleBody, jobRoleResponse } from '../job-roles/job-roles.schemas';
 import {
   createProjectBody,

@@ -1,8 +1,6 @@
 import type { Knex } from 'knex';
-import { nowIso, todayIn, todayOf } from '../clock';
 import { hotQuery } from '../db/hot-query';
 import { prepared } from '../db/prepared';
-import { CALCULATOR_VERSION } from '../finance/calculator';
 import { ListOrder, Page, PageRequest, pageSql, takePage } from '../http/paging';
 
 export type ProjectRow = {
@@ -20,7 +18,8 @@ export type ProjectRow = {
   reset_revision: number;
 };
 
-const COLUMNS = ['id', 'name', 'currency', 'budget', 'time_zone', 'created_at', 'updated_at', 'revision', 'reset_revision'];
+/** A project's columns as ProjectRow holds them. */
+export const PROJECT_COLUMNS = ['id', 'name', 'currency', 'budget', 'time_zone', 'created_at', 'updated_at', 'revision', 'reset_revision'];
 
 /** The beginning of time for dated rates and roles: a member's first role counts from it. */
 export const BEGINNING = '1970-01-01';
@@ -30,206 +29,13 @@ export async function insertProject(
   teamId: string,
   fields: { name: string; currency: string; budget: string | null; time_zone: string },
 ): Promise<ProjectRow> {
-  const [row] = await db('projects').insert({ team_id: teamId, ...fields }).returning(COLUMNS);
-  // No tasks yet, so nothing to compute: its (empty) figures are current today (see finance/figures.ts).
-  await db('project_figures').insert({
-    team_id: teamId,
-    project_id: row.id,
-    revision: row.revision,
-    day: todayIn(row.time_zone),
-    calculator_version: CALCULATOR_VERSION,
-  });
+  const [row] = await db('projects').insert({ team_id: teamId, ...fields }).returning(PROJECT_COLUMNS);
   return row;
 }
 
-/**
- * What a write may change in a project's derived figures, recorded by lockProject in the write's own
- * transaction (src/finance/figures.ts reads it back):
- *   - 'task-figures': only those tasks' own figures (a time log, a fixed cost), not the tree: the write
- *     takes the project's lock shared, so such writes to one project run side by side;
- *   - 'tasks': those tasks' own inputs or place (each is marked, with the parent it has now, so a move
- *     or an archive also recomputes the old parent's roll-ups);
- *   - 'member': the member's role in the project from day `from` on (null: from today in the project's
- *     time zone; '-infinity': every day, its role history removed; 'infinity': no day, only how it shows,
- *     its name or avatar): recorded as one mark per project it takes part in (stale_inputs), which a
- *     refresh works out into the tasks it changes (src/finance/figures.ts);
- *   - 'rates': some roles' rates from a day on (the rate card); which ones is known once the card is
- *     written, and recorded then by recordRateChange, in the same transaction;
- *   - 'all': the inputs of every task (the currency, the time zone);
- *   - 'none': nothing a stored figure depends on, or only tasks that have no stored figures yet (a new
- *     task: with the revision bumped, a refresh computes every task without a stored row).
- */
-export type Invalidation =
-  | { kind: 'none' }
-  | { kind: 'all' }
-  | { kind: 'task-figures'; taskIds: readonly string[] }
-  | { kind: 'tasks'; taskIds: readonly string[] }
-  | { kind: 'member'; memberId: string; from: string | null }
-  | { kind: 'rates' };
-
-/**
- * Marks tasks of one project stale (one row per write and task, told apart by a sequence number): the
- * tasks whose ids `ids` (SQL) selects. Run after the locks are taken, so no concurrent change is missed.
- */
-async function markStale(db: Knex, teamId: string, projectId: string, ids: string, bindings: Record<string, string>) {
-  await db.raw(
-    `insert into stale_tasks (team_id, project_id, task_id, revision)
-     select p.team_id, p.id, marked.id, p.revision
-     from (${ids}) as marked (id)
-     join tasks t on t.team_id = :teamId and t.id = marked.id
-     join projects p on p.team_id = t.team_id and p.id = t.project_id
-     where p.id = :projectId`,
-    { teamId, projectId, ...bindings },
-  );
-}
-
-/** Marks tasks of one project by id. */
-async function markTasks(db: Knex, teamId: string, projectId: string, taskIds: readonly string[]) {
-  await db.raw(
-    `insert into stale_tasks (team_id, project_id, task_id, revision)
-     select p.team_id, p.id, marked.id, p.revision
-     from projects p cross join unnest(string_to_array(:ids, ',')::uuid[]) as marked (id)
-     where p.team_id = :teamId and p.id = :projectId`,
-    { teamId, projectId, ids: taskIds.join(',') },
-  );
-}
-
-/**
- * The projects a member takes part in: assigned to one of their tasks, or with time logged on one
- * (ever: the running totals' index by member and project answers it alone).
- */
-const PROJECTS_OF_MEMBER = `select t.project_id from task_assignees a join tasks t on t.team_id = a.team_id and t.id = a.task_id
-  where a.team_id = :teamId and a.team_member_id = :memberId
-  union
-  select x.project_id from task_member_time x where x.team_id = :teamId and x.team_member_id = :memberId`;
-
-async function recordInvalidation(db: Knex, teamId: string, projectId: string | 'team', change: Invalidation): Promise<void> {
-  if (change.kind === 'task-figures' && change.taskIds.length > 0 && projectId !== 'team') {
-    await markTasks(db, teamId, projectId, change.taskIds);
-  } else if (change.kind === 'tasks' && change.taskIds.length > 0 && projectId !== 'team') {
-    // The tasks, then the parents they have now.
-    await markTasks(db, teamId, projectId, change.taskIds);
-    await markStale(db, teamId, projectId, `select c.parent_task_id from tasks c
-      where c.team_id = :teamId and c.id = any(string_to_array(:ids, ',')::uuid[]) and c.parent_task_id is not null`, {
-      ids: change.taskIds.join(','),
-    });
-  } else if (change.kind === 'member') {
-    // A mark per project, not per task: a member of the benchmark's dataset takes part in some 11,000
-    // tasks, whose marks cost the write 100 ms. The refresh finds the tasks.
-    await db.raw(
-      `insert into stale_inputs (team_id, project_id, team_member_id, from_day)
-       select p.team_id, p.id, cast(:memberId as uuid), coalesce(cast(:from as date), ${todayOf('p')})
-       from projects p
-       where p.team_id = :teamId and p.id in (${PROJECTS_OF_MEMBER}) and (cast(:projectId as uuid) is null or p.id = cast(:projectId as uuid))`,
-      { teamId, memberId: change.memberId, from: change.from, now: nowIso(), projectId: projectId === 'team' ? null : projectId },
-    );
-  }
-}
-
-/**
- * Records a change to a member's role in a project from day `from` on, found once written (a member
- * new to the project takes its role from the beginning, so time it logged before joining is costed
- * anew). In the write's transaction, under the project's lock (lockProject's 'member').
- */
-export async function recordMemberChange(db: Knex, teamId: string, projectId: string, memberId: string, from: string): Promise<void> {
-  await recordInvalidation(db, teamId, projectId, { kind: 'member', memberId, from });
-}
-
-/**
- * Records a rate-card write's change (lockProject's 'rates'), once the card is written: the roles whose
- * rate on some day from `from` on is not what it was. In the write's transaction, under its lock.
- */
-export async function recordRateChange(db: Knex, teamId: string, projectId: string, roleIds: readonly string[], from: string): Promise<void> {
-  if (roleIds.length === 0) return;
-  await db.raw(
-    `insert into stale_inputs (team_id, project_id, job_role_id, from_day)
-     select :teamId, :projectId, role.id, cast(:from as date) from unnest(string_to_array(:roles, ',')::uuid[]) as role (id)`,
-    { teamId, projectId, roles: roleIds.join(','), from },
-  );
-}
-
-/**
- * The one helper that takes a project's write lock: every write to a project (its own fields, its
- * tasks and their figures, its rate card and members) calls it first, and it records what the write
- * may change (`change`) in the write's own transaction. A write to some tasks' own figures
- * ('task-figures': time logs, fixed costs) takes the project's row shared and only marks those tasks,
- * so it updates no row every such write must update; every other write takes the row exclusively and
- * bumps the project's revision (its writes are serialised, and figures stamped with an older revision
- * are known out of date).
- */
-export async function lockProject(db: Knex, teamId: string, id: string, change: Invalidation): Promise<ProjectRow | undefined> {
-  if (change.kind === 'task-figures') {
-    const row = await prepared(db('projects').where({ team_id: teamId, id }).forShare().first(COLUMNS), 'lock_project_shared');
-    if (row) await recordInvalidation(db, teamId, id, change);
-    return row;
-  }
-  const [row] = await prepared(
-    db('projects')
-      .where({ team_id: teamId, id })
-      .update({
-        revision: db.raw('revision + 1'),
-        reset_revision: change.kind === 'all' ? db.raw('revision + 1') : db.raw('reset_revision'),
-      })
-      .returning(COLUMNS),
-    change.kind === 'all' ? 'lock_project_for_reset' : 'lock_project_for_write',
-  );
-  if (row) await recordInvalidation(db, teamId, id, change);
-  return row;
-}
-
-/**
- * SQL, the body of a CTE: the given columns of the project of the non-archived task :taskId of
- * :teamId, its row taken shared: the lock of every write to one task's own figures (lockProjectOfTask
- * below; time-logs.repository's logTime).
- */
-export const projectOfTaskShared = (columns: readonly string[]) =>
-  `select ${columns.map((column) => `p.${column}`).join(', ')}
-   from tasks t join projects p on p.team_id = t.team_id and p.id = t.project_id
-   where t.team_id = :teamId and t.id = :taskId and t.archived_at is null
-   for share of p`;
-
-/**
- * lockProject for a write to one task's own figures ('task-figures'), found by the task: in one
- * statement, the project of the non-archived task `taskId` is taken shared and the task is marked;
- * undefined when there is no such task. (A time log takes the same lock and mark within its own
- * single statement: time-logs.repository's logTime.)
- */
-export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string): Promise<ProjectRow | undefined> {
-  const result = await prepared(
-    db.raw(
-      `with locked as (${projectOfTaskShared([...COLUMNS, 'team_id'])}),
-       marked as (
-         insert into stale_tasks (team_id, project_id, task_id, revision)
-         select team_id, id, cast(:taskId as uuid), revision from locked
-         returning 1
-       )
-       select ${COLUMNS.join(', ')} from locked`,
-      { teamId, taskId },
-    ),
-    'lock_project_of_task',
-  );
-  return result.rows[0];
-}
-
-/**
- * The write lock of every project of the team, for a change to a member that shows in figures (its
- * name or avatar): taken in id order, then the projects the member takes part in are found and marked
- * (a mark per project, worked out into its tasks by the next refresh), so an assignment or time log
- * committed meanwhile is never missed (its write held its project's lock, shared or not).
- */
-export async function lockTeamProjects(db: Knex, teamId: string, change: Extract<Invalidation, { kind: 'member' }>): Promise<void> {
-  await db.raw(
-    `update projects p set revision = p.revision + 1
-     from (select id from projects where team_id = :teamId order by id for update) locked
-     where p.team_id = :teamId and p.id = locked.id`,
-    { teamId },
-  );
-  await recordInvalidation(db, teamId, 'team', change);
-}
-
-/** A project of the team, without a lock (writes take it with lockProject). */
+/** A project of the team, without a lock (writes take it with finance/read-model/freshness.ts's lockProject). */
 export async function findProject(db: Knex, teamId: string, id: string): Promise<ProjectRow | undefined> {
-  return prepared(db('projects').where({ team_id: teamId, id }).first(COLUMNS), 'find_project');
+  return prepared(db('projects').where({ team_id: teamId, id }).first(PROJECT_COLUMNS), 'find_project');
 }
 
 /** The projects list's order: by name, then id (index projects_list_order_idx). */
@@ -244,7 +50,7 @@ export const PROJECTS_ORDER: ListOrder = {
 /** A page of the team's projects (two statement names: the first page's text differs from the next pages'). */
 export async function listProjects(db: Knex, teamId: string, page: PageRequest): Promise<Page<ProjectRow>> {
   const paged = pageSql(PROJECTS_ORDER, page);
-  const sql = `select ${COLUMNS.join(', ')}, ${paged.keys} from projects
+  const sql = `select ${PROJECT_COLUMNS.join(', ')}, ${paged.keys} from projects
     where team_id = :teamId and ${paged.after} order by ${paged.orderBy} limit ${paged.limit}`;
   const name = page.after ? 'projects_list_after' : 'projects_list';
   return takePage((await hotQuery<ProjectRow>(db, name, sql, { teamId, ...paged.bindings })).rows, PROJECTS_ORDER, page);
@@ -259,7 +65,7 @@ export async function updateProject(
   const [row] = await db('projects')
     .where({ team_id: teamId, id })
     .update({ ...fields, updated_at: db.fn.now() })
-    .returning(COLUMNS);
+    .returning(PROJECT_COLUMNS);
   return row;
 }
 

@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { decimalNumber, isoDate, name, uuid } from '../http/validate';
 import { exactDecimal, id, timestamp } from '../openapi/common';
+import { LABOR_COST_FIGURES, SUMMARY_FIGURES } from '../finance/rules/figures';
+import { figureFields } from '../finance/http/figure-schemas';
 
 export const MAX_AMOUNT = 1_000_000_000;
 
@@ -93,22 +95,8 @@ export const projectMemberResponse = z.object({
     .describe('The member\'s roles in the project by the day each takes effect; the first (dated 1970-01-01) counts from the beginning of time'),
 });
 
-const money = (what: string) => exactDecimal(`${what}, in the project's currency`);
-const projectTotals = z.object({
-  estimated_hours: exactDecimal('Sum'),
-  logged_hours: exactDecimal('Sum'),
-  estimated_labor_cost: money('Sum'),
-  actual_labor_cost: money('Sum'),
-  fixed_cost: money('Sum'),
-  total_estimated_cost: money('Sum'),
-  total_actual_cost: money('Sum'),
-});
-const taskCosts = z.object({
-  estimated_labor_cost: money('The task\'s own'),
-  actual_labor_cost: money('The task\'s own'),
-  total_estimated_cost: money('The task\'s own'),
-  total_actual_cost: money('The task\'s own'),
-});
+const projectTotals = z.object(figureFields(SUMMARY_FIGURES, 'Sum'));
+const taskCosts = z.object(figureFields(LABOR_COST_FIGURES, 'The task\'s own'));
 
 export const ratePreviewResponse = z.object({
   project_id: id(),

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { z } from 'zod';
 import { isUniqueViolation } from '../db/errors';
-import { minorUnit, isSupportedCurrency, toDecimal } from '../finance/money';
+import { minorUnit, isSupportedCurrency, toDecimal } from '../finance/rules/money';
 import { AppError, conflict, fieldError, notFound, validationError } from '../http/errors';
 import { FIRST_PAGE, PageRequest } from '../http/paging';
 import { checkAmountDecimals } from '../http/validate';
@@ -12,6 +12,7 @@ import { findTeamMember } from '../team-members/team-members.repository';
 import { memberRoleEvent, projectChangedEvent, rateCardEvent } from '../events/event-data';
 import { recordEvent } from '../events/events.repository';
 import * as repo from './projects.repository';
+import { Invalidation, lockProject, recordMemberChange, recordRateChange, stampNewProject } from '../finance/read-model/freshness';
 import { RateCardBody, createProjectBody, projectMemberBody, updateProjectBody } from './projects.schemas';
 
 const DEFAULT_CURRENCY = 'USD';
@@ -56,10 +57,10 @@ export async function getProject(db: Knex, teamId: string, id: string): Promise<
 
 /**
  * Takes a project's write lock until commit and records what the write may change in its figures
- * (projects.repository's lockProject), or 404 PROJECT_NOT_FOUND.
+ * (finance/read-model/freshness.ts's lockProject), or 404 PROJECT_NOT_FOUND.
  */
-export async function lockProjectForWrite(db: Knex, teamId: string, id: string, change: repo.Invalidation): Promise<repo.ProjectRow> {
-  const project = await repo.lockProject(db, teamId, id, change);
+export async function lockProjectForWrite(db: Knex, teamId: string, id: string, change: Invalidation): Promise<repo.ProjectRow> {
+  const project = await lockProject(db, teamId, id, change);
   if (!project) throw notFound('PROJECT_NOT_FOUND', 'Project');
   return project;
 }
@@ -85,13 +86,14 @@ export async function createProject(db: Knex, teamId: string, body: z.infer<type
   if (body.budget != null) checkAmountDecimals('budget', body.budget, currency);
   const timeZone = body.time_zone ?? DEFAULT_TIME_ZONE;
   await checkTimeZone(db, timeZone);
-  const project = await db
-    .transaction(async (trx) => {
-      const inserted = await repo.insertProject(trx, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null, time_zone: timeZone });
-      await recordEvent(trx, teamId, 'project.changed', projectChangedEvent(undefined, inserted));
-      return inserted;
-    })
-    .catch(duplicateName(body.name));
+  const project = await db.transaction(async (trx) => {
+    const row = await repo
+      .insertProject(trx, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null, time_zone: timeZone })
+      .catch(duplicateName(body.name));
+    await stampNewProject(trx, teamId, row);
+    await recordEvent(trx, teamId, 'project.changed', projectChangedEvent(undefined, row));
+    return row;
+  });
   return presentProject(project);
 }
 
@@ -202,7 +204,7 @@ export async function replaceRateCard(db: Knex, actor: Actor, projectId: string,
   return db.transaction(async (trx) => {
     const project = await lockProjectForWrite(trx, actor.teamId, projectId, { kind: 'rates' });
     const { effectiveFrom, changedRoles: roles } = await applyRateCard(trx, actor, project, body);
-    await repo.recordRateChange(trx, actor.teamId, projectId, roles, effectiveFrom);
+    await recordRateChange(trx, actor.teamId, projectId, roles, effectiveFrom);
     await recordEvent(trx, actor.teamId, 'rate_card.changed', rateCardEvent(projectId, effectiveFrom, body.roles, roles));
     return presentRateCard(trx, actor.teamId, project, effectiveFrom);
   });
@@ -226,7 +228,7 @@ export async function setProjectMember(db: Knex, actor: Actor, projectId: string
     const today = todayIn(project.time_zone);
     const added = await repo.setProjectMemberRole(trx, teamId, projectId, memberId, jobRoleId, body.effective_from ?? today, actor.tokenName);
     // New to the project: its role counts from the beginning, also for time it logged before joining.
-    if (added) await repo.recordMemberChange(trx, teamId, projectId, memberId, repo.BEGINNING);
+    if (added) await recordMemberChange(trx, teamId, projectId, memberId, repo.BEGINNING);
     await recordEvent(trx, teamId, 'member_role.changed', memberRoleEvent(projectId, memberId, { job_role_id: jobRoleId, effective_from: body.effective_from ?? today, added }));
     const [entry] = (await repo.listProjectMembers(trx, teamId, projectId, today, FIRST_PAGE, memberId)).rows;
     return { added, member: { project_id: projectId, ...entry } };

@@ -1,12 +1,12 @@
 import type { Knex } from 'knex';
 import type { Actor } from '../auth/roles';
-import { Decimal, toDecimal } from '../finance/money';
+import { Decimal, toDecimal } from '../finance/rules/money';
 import { AppError, fieldError, notFound, validationError } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
 import { fixedCostEvent, taskArchivedEvent, taskChangedEvent } from '../events/event-data';
 import { recordEvent } from '../events/events.repository';
 import { lockProjectForWrite } from '../projects/projects.service';
-import { lockProjectOfTask } from '../projects/projects.repository';
+import { lockProjectOfTask } from '../finance/read-model/freshness';
 import * as repo from './tasks.repository';
 import type { CreateTaskBody, UpdateTaskBody } from './tasks.schemas';
 
@@ -39,7 +39,7 @@ export async function requireTask(db: Knex, teamId: string, id: string, lock = f
 
 /**
  * Takes the locks a write to a task needs, in the order every write takes them: its project's row
- * (projects.repository's lockProject, which also marks the task, and its parent unless only the task's
+ * (finance/read-model/freshness.ts's lockProject, which also marks the task, and its parent unless only the task's
  * own figures change, out of date), then the task's row. `ownFiguresOnly`: the write changes only the
  * task's own figures (a fixed cost; a time log takes the same lock in its own statement), so the project's
  * row is taken shared. 404 for an unknown or archived task.
@@ -50,7 +50,7 @@ export async function lockTaskForWrite(trx: Knex, teamId: string, id: string, ow
   return { project, task };
 }
 
-/** The project's lock, shared, for a write to the task's own figures (projects.repository's lockProjectOfTask), or 404. */
+/** The project's lock, shared, for a write to the task's own figures (freshness.ts's lockProjectOfTask), or 404. */
 export async function lockProjectOfTaskForWrite(trx: Knex, teamId: string, id: string) {
   const project = await lockProjectOfTask(trx, teamId, id);
   if (!project) throw notFound('TASK_NOT_FOUND', 'Task');

@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { z } from 'zod';
 import { isUniqueViolation } from '../db/errors';
 import { conflict, notFound } from '../http/errors';
-import { lockTeamProjects } from '../projects/projects.repository';
+import { lockTeamProjects } from '../finance/read-model/freshness';
 import * as repo from './team-members.repository';
 import { createTeamMemberBody, updateTeamMemberBody } from './team-members.schemas';
 

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { hotQuery } from '../db/hot-query';
 import { ListOrder, Page, PageRequest, pagedQuery, takePage } from '../http/paging';
-import { projectOfTaskShared } from '../projects/projects.repository';
+import { markLockedTask, projectOfTaskShared } from '../finance/read-model/freshness';
 
 export type TimeLogRow = {
   id: string;
@@ -37,7 +37,7 @@ export type LoggedTime = { taskFound: boolean; log: TimeLogRow | undefined };
  * Logs time on a task, in one statement (so one round trip, atomic without a transaction of its own):
  * takes the task's project row shared (the lock every write to a project's finance inputs takes,
  * here shared because a log changes only its task's own figures), marks the task's figures out of
- * date under the revision read with that lock (finance/figures.ts), inserts the log by a member of
+ * date under the revision read with that lock (finance/read-model/freshness.ts), inserts the log by a member of
  * the team, and adds its seconds to the running totals of its task and member, overall and on the
  * log's day in the project's time zone. The lock is taken before anything is written: every insert
  * reads the locked row. Nothing is written when the task or the member is not found.
@@ -52,11 +52,7 @@ export async function logTime(
     'log_time',
     `with locked as (${projectOfTaskShared(['id', 'revision', 'time_zone'])}),
      member as (select id from team_members where team_id = :teamId and id = :memberId),
-     marked as (
-       insert into stale_tasks (team_id, project_id, task_id, revision)
-       select :teamId, locked.id, :taskId, locked.revision from locked, member
-       returning 1
-     ),
+     marked as (${markLockedTask('locked, member')}),
      log as (
        insert into time_logs (team_id, task_id, team_member_id, seconds, logged_at, note)
        select :teamId, :taskId, member.id, :seconds, cast(:loggedAt as timestamptz), :note from locked, member

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { secondsFromHours } from '../finance/money';
+import { secondsFromHours } from '../finance/rules/money';
 import { FIRST_DATE, decimalNumber, isoTimestamp, note, uuid } from '../http/validate';
 import { exactDecimal, id, timestamp } from '../openapi/common';
 

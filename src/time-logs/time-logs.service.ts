@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { fieldError, notFound } from '../http/errors';
 import type { PageRequest } from '../http/paging';
 import { nowIso } from '../clock';
-import { hoursFromSeconds, secondsFromHours } from '../finance/money';
+import { hoursFromSeconds, secondsFromHours } from '../finance/rules/money';
 import { recordEvent } from '../events/events.repository';
 import { timeLogEvent } from '../events/event-data';
 import { lockProjectForWrite } from '../projects/projects.service';

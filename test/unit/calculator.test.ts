@@ -8,8 +8,8 @@ import {
   linesChangeDelta,
   rollUp,
   TaskTotals,
-} from '../../src/finance/calculator';
-import { Decimal } from '../../src/finance/money';
+} from '../../src/finance/rules/calculator';
+import { Decimal } from '../../src/finance/rules/money';
 import { countingTurns } from '../support/turns';
 
 const d = (v: string | number) => new Decimal(v);

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { ExportTree, toCsv } from '../../src/finance/finance.export';
+import { ExportTree, toCsv } from '../../src/finance/http/finance.export';
 
 const figures = (n: number) => ({
   estimated_hours: `${n}.00`,

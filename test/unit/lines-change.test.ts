@@ -1,9 +1,9 @@
-import type { ChangedLine, LinesChange } from '../../src/finance/calculator';
-import type { ChangedLineRow } from '../../src/finance/finance.repository';
-import { linesChangeByTask } from '../../src/finance/labor';
+import type { ChangedLine, LinesChange } from '../../src/finance/rules/calculator';
+import type { ChangedLineRow } from '../../src/finance/inputs/cost-changes';
+import { linesChangeByTask } from '../../src/finance/read-model/labor';
 
 /*
- * linesChangeByTask (src/finance/labor.ts): the rows of a rate change's cost lines (one role at one rate
+ * linesChangeByTask (src/finance/read-model/labor.ts): the rows of a rate change's cost lines (one role at one rate
  * of each card, ordered by task and member) become, task by task, each member's lines before and after
  * the change, however the rows are split into batches.
  */

@@ -1,4 +1,4 @@
-import { createListCache } from '../../src/finance/list-cache';
+import { createListCache } from '../../src/finance/read-model/list-cache';
 
 const bytes = (n: number, fill = 'x') => Buffer.from(fill.repeat(n));
 

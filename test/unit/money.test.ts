@@ -16,7 +16,7 @@ import {
   tenThousandthsOfHundredths,
   tenThousandthsOfMinorUnits,
   tenThousandthsText,
-} from '../../src/finance/money';
+} from '../../src/finance/rules/money';
 
 const d = (v: string | number) => new Decimal(v);
 /** Shares in hundredths of an hour, as hours with two decimals. */

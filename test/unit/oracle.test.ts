@@ -1,4 +1,4 @@
-import { isSupportedCurrency } from '../../src/finance/money';
+import { isSupportedCurrency } from '../../src/finance/rules/money';
 import { ISO_4217_MINOR_UNITS, byCodePoint, isoMinorUnit, oracleBreakdown } from '../support/oracle';
 
 /*

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { JsonText, jsonBytes, toJson } from '../../src/http/respond';
-import { Decimal } from '../../src/finance/money';
+import { Decimal } from '../../src/finance/rules/money';
 
 describe('toJson', () => {
   it('writes what JSON.stringify writes for any value without decimals', () => {

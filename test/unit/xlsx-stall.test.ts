@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { ExportTree, toXlsx } from '../../src/finance/finance.export';
+import { ExportTree, toXlsx } from '../../src/finance/http/finance.export';
 
 /*
  * An XLSX export to a client that takes nothing stops writing rows (exceljs's zip stream is piped

@@ -4,22 +4,16 @@
  * source access), and Intl.NumberFormat formats that text without going through binary floating point.
  */
 
+import type { FigureName, LaborCostFigure, SummaryFigureName } from '../../src/finance/rules/figures';
+
 export type Decimal = number | string;
 export type Role = 'viewer' | 'editor' | 'admin';
 
 export type Session = { team: { id: string; name: string }; role: Role; token: { id: string; name: string } };
 export type Project = { id: string; name: string; currency: string; budget: Decimal | null };
 
-export type Sums = {
-  estimated_hours: Decimal;
-  logged_hours: Decimal;
-  estimated_labor_cost: Decimal;
-  actual_labor_cost: Decimal;
-  fixed_cost: Decimal;
-  total_estimated_cost: Decimal;
-  total_actual_cost: Decimal;
-  variance: Decimal;
-};
+/** Every figure of a list row or a sum, by the names of the service's figure model (type-only import). */
+export type Sums = Record<FigureName, Decimal>;
 
 export type ListTask = Sums & {
   id: string;
@@ -59,7 +53,7 @@ export type MemberFigures = {
   cost_lines: CostLine[];
 };
 export type Breakdown = {
-  task: Omit<Sums, 'variance'> & { id: string; name: string; currency: string; billable: boolean };
+  task: Record<SummaryFigureName, Decimal> & { id: string; name: string; currency: string; billable: boolean };
   grouped_members: {
     jobRole: string;
     estimated_hours: Decimal;
@@ -77,9 +71,9 @@ export type RateCard = {
   roles: { job_role_id: string; job_role_name: string; hourly_rate: Decimal; effective_from: string }[];
 };
 
-/** The seven summed figures of a project's totals, and a task's four costs (the rate-card preview). */
-export type PreviewTotals = Omit<Sums, 'variance'>;
-export type PreviewCosts = { estimated_labor_cost: Decimal; actual_labor_cost: Decimal; total_estimated_cost: Decimal; total_actual_cost: Decimal };
+/** The summary's figures of a project's totals, and a task's costs of labor (the rate-card preview). */
+export type PreviewTotals = Record<SummaryFigureName, Decimal>;
+export type PreviewCosts = Record<LaborCostFigure['name'], Decimal>;
 export type RatePreview = {
   project_id: string;
   currency: string;

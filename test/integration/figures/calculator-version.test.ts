@@ -1,5 +1,5 @@
-import { CALCULATOR_VERSION } from '../../../src/finance/calculator';
-import { refreshStaleProjects } from '../../../src/finance/figures';
+import { CALCULATOR_VERSION } from '../../../src/finance/rules/calculator';
+import { refreshStaleProjects } from '../../../src/finance/read-model/freshness';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from './check';

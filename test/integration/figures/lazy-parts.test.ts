@@ -1,4 +1,4 @@
-import { refreshSettings } from '../../../src/finance/labor';
+import { refreshSettings } from '../../../src/finance/read-model/labor';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { currentStoredParts, expectBreakdownMatchesOracle, expectProjectMatchesOracle } from './check';
@@ -68,7 +68,7 @@ it('does not store parts computed while the task carries a mark, and a refresh r
 it('keeps parts out of a labor row that changed after the breakdown read it', async () => {
   await setRateCard(h.api, projectId, [{ job_role_id: ids.dev as string, hourly_rate: 140 }]);
   await h.api.get(`/api/project-finance/project/${projectId}/tasks`).expect(200);
-  const { storedBreakdown, storeBreakdownParts } = await import('../../../src/finance/finance.repository');
+  const { storedBreakdown, storeBreakdownParts } = await import('../../../src/finance/read-model/breakdown.sql');
   const read = await storedBreakdown(h.db, { teamId: h.teamId, taskId: ids.child as string });
   expect(read?.members_json).toBeNull();
   // As a refresh committing between the read and the store: the row is rewritten.

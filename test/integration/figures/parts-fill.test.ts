@@ -1,7 +1,7 @@
-import { onRefreshed } from '../../../src/finance/figures';
-import { storedBreakdown } from '../../../src/finance/finance.repository';
-import { refreshSettings } from '../../../src/finance/labor';
-import { createPartsFiller, fillBreakdownParts } from '../../../src/finance/parts-fill';
+import { onRefreshed } from '../../../src/finance/read-model/freshness';
+import { storedBreakdown } from '../../../src/finance/read-model/breakdown.sql';
+import { refreshSettings } from '../../../src/finance/read-model/labor';
+import { createPartsFiller, fillBreakdownParts } from '../../../src/finance/read-model/parts-fill';
 import { createLogger } from '../../../src/logger';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
@@ -9,7 +9,7 @@ import { oracleBreakdown, readInputs } from '../../support/oracle';
 import { currentStoredParts, expectProjectMatchesOracle } from './check';
 
 /*
- * The filler (src/finance/parts-fill.ts) computes the breakdown parts that a project-wide refresh left
+ * The filler (src/finance/read-model/parts-fill.ts) computes the breakdown parts that a project-wide refresh left
  * empty. What it stores is compared with the oracle's breakdown of each task (test/support/oracle.ts),
  * read straight from the labor rows; it must store nothing while the project's figures are not current.
  * refreshSettings.partsEagerly is 0 here, so every refresh of this small project leaves parts empty.

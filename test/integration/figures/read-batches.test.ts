@@ -1,5 +1,5 @@
-import { refreshSettings } from '../../../src/finance/labor';
-import { refreshProjectLabor } from '../../../src/finance/figures';
+import { refreshSettings } from '../../../src/finance/read-model/labor';
+import { refreshProjectLabor } from '../../../src/finance/read-model/freshness';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from './check';

@@ -1,7 +1,8 @@
 import { nowIso, today } from '../../../src/clock';
-import * as repo from '../../../src/finance/finance.repository';
-import { bringCurrent, refreshProjectLabor } from '../../../src/finance/figures';
-import { refreshSettings } from '../../../src/finance/labor';
+import * as rollups from '../../../src/finance/read-model/rollups.sql';
+import { refreshRollups, updateTaskFigures } from '../../../src/finance/read-model/rollups.sql';
+import { bringCurrent, refreshProjectLabor } from '../../../src/finance/read-model/freshness';
+import { refreshSettings } from '../../../src/finance/read-model/labor';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from './check';
@@ -9,7 +10,7 @@ import { expectProjectMatchesOracle } from './check';
 /*
  * A refresh that only re-costs estimates (a raise from today, a rename) adds what each task's figures
  * changed to its own and its ancestors' stored roll-ups instead of summing every subtree again
- * (finance.repository's updateTaskFigures). The roll-ups it leaves must be exactly the subtree sums:
+ * (rollups.sql.ts's updateTaskFigures). The roll-ups it leaves must be exactly the subtree sums:
  * after each change, the stored roll-ups and list rows are compared with the ones refreshRollups sums
  * from scratch over the same stored figures (every live task's, and the archived task's as a refresh
  * of its child sums it), on a tree that mixes billable and non-billable tasks four levels deep, and
@@ -46,8 +47,8 @@ const writeBatch = refreshSettings.writeBatch;
 
 /** The stored roll-ups once refreshRollups has summed them again from scratch (see above). */
 async function summedRollups() {
-  await repo.refreshRollups(h.db, h.teamId, projectId, 'all');
-  await repo.refreshRollups(h.db, h.teamId, projectId, [ids.orphan as string]);
+  await refreshRollups(h.db, h.teamId, projectId, 'all');
+  await refreshRollups(h.db, h.teamId, projectId, [ids.orphan as string]);
   return storedRollups();
 }
 
@@ -149,9 +150,9 @@ it('a raise from a past day, recomputing the task with time logged since and re-
 it('a batch that fails to store fails the refresh: nothing is stamped, and the next read brings the figures current', async () => {
   const stamp = () => h.db('project_figures').where({ team_id: h.teamId, project_id: projectId }).first('generation');
   const stampBefore = await stamp();
-  const store = repo.updateTaskFigures;
+  const store = updateTaskFigures;
   let calls = 0;
-  const failing = jest.spyOn(repo, 'updateTaskFigures').mockImplementation(async (...args) => {
+  const failing = jest.spyOn(rollups, 'updateTaskFigures').mockImplementation(async (...args) => {
     calls++;
     // Ann's six live tasks, three a batch: the second and last batch, awaited after the loop (the
     // first is awaited before the second is sent).

@@ -6,7 +6,7 @@ import { holdLocks, until, untilWaiting } from '../../support/locks';
 import { expectProjectMatchesOracle } from './check';
 
 /*
- * Writes landing while a read recomputes a project's figures (finance/figures.ts): the recompute never
+ * Writes landing while a read recomputes a project's figures (finance/read-model/freshness.ts): the recompute never
  * blocks them, and never loses what they changed. Each write is staged in the middle of a refresh: a
  * rate-card change makes the next read recompute every task; the test holds one task's stored row
  * (task_labor), so the refresh has read the marks and the revision and computed its figures when it

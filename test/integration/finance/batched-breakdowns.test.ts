@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { storedBreakdown } from '../../../src/finance/finance.repository';
+import { storedBreakdown } from '../../../src/finance/read-model/breakdown.sql';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
 import { Api, Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';

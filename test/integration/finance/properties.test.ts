@@ -12,7 +12,7 @@ import {
   logTime,
   setRateCard,
 } from '../../support/fixtures';
-import { refreshProjectLabor } from '../../../src/finance/figures';
+import { refreshProjectLabor } from '../../../src/finance/read-model/freshness';
 import { isoMinorUnit } from '../../support/oracle';
 import { expectProjectMatchesOracle } from '../figures/check';
 

@@ -1,5 +1,5 @@
 import { today } from '../../../src/clock';
-import { bringCurrent } from '../../../src/finance/figures';
+import { bringCurrent } from '../../../src/finance/read-model/freshness';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, breakdown, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 
@@ -47,7 +47,7 @@ it('counts the same statements for a breakdown and a project list however much d
   await createTask(h.api, project.id, { parent_task_id: parent.id, assignee_ids: members });
   await logTime(h.api, parent.id, members[0] as string, { seconds: 60 });
 
-  // Right after a write, a list first brings the marked tasks current (finance/figures.ts): a fixed
+  // Right after a write, a list first brings the marked tasks current (finance/read-model/freshness.ts): a fixed
   // number of statements too. Then the stored figures are current, and reads cost what they cost.
   const measure = async () => {
     await bringCurrent(h.db, h.teamId, project.id, today());

@@ -1,6 +1,6 @@
 import { setClock } from '../../../src/clock';
 import { CURSOR_BATCH } from '../../../src/db/cursor';
-import { readSettings } from '../../../src/finance/finance.repository';
+import { readSettings } from '../../../src/finance/inputs/scope';
 import { previewSettings } from '../../../src/finance/preview';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, projectWithMember, setRateCard } from '../../support/fixtures';

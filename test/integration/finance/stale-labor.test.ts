@@ -1,4 +1,4 @@
-import { refreshStaleProjects } from '../../../src/finance/figures';
+import { refreshStaleProjects } from '../../../src/finance/read-model/freshness';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, breakdown, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { createApp } from '../../../src/app';
 import { batchedReads } from '../../../src/db/batched-reads';
-import { bringCurrent } from '../../../src/finance/figures';
+import { bringCurrent } from '../../../src/finance/read-model/freshness';
 import { nowIso } from '../../../src/clock';
 import { cancelQueriesWhenClientLeaves, outsideRequests } from '../../../src/db/request-queries';
 import { createDb, Db } from '../../../src/db/knex';
@@ -151,7 +151,7 @@ describeOnServer('a client that goes away (PostgreSQL)', () => {
   });
 
   it("does not cancel a project's refresh, which other requests wait for, when the client of the request that started it leaves", async () => {
-    // A list of a project whose figures are out of date starts its refresh (src/finance/figures.ts);
+    // A list of a project whose figures are out of date starts its refresh (src/finance/read-model/freshness.ts);
     // other requests for that project wait for the same refresh. Here the refresh waits for the
     // project's refresh lock, held by the test, while a second waiter joins it; then the first
     // request's client leaves. The refresh must not be cancelled: the second waiter gets it.

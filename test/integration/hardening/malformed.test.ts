@@ -59,7 +59,7 @@ beforeAll(async () => {
   // POST /api/teams is the operator's (the default team's admin): fuzzed with such a token, so its bodies are checked.
   await ensureDefaultTeam(h.db);
   operatorToken = (await createToken(h.db, DEFAULT_TEAM_ID, 'fuzz operator', 'admin')).token;
-  // Stored figures are derived data brought current by reads (src/finance/figures.ts): bring them
+  // Stored figures are derived data brought current by reads (src/finance/read-model/freshness.ts): bring them
   // current now, so the digest compares the inputs and what a valid read would have stored anyway.
   await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200);
 });

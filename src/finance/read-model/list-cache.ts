@@ -1,8 +1,8 @@
 /*
  * Rendered project lists, kept per instance and served again while the version of the project's
  * stored figures is the one they were rendered at (the key holds the day: finance.router.ts). The
- * version (finance.repository's findListedProject) is the project's revision and its figures' refresh
- * generation, and there is none while a write's marks are pending (figures.ts), so a list read after
+ * version (list.sql.ts's findListedProject) is the project's revision and its figures' refresh
+ * generation, and there is none while a write's marks are pending (freshness.ts), so a list read after
  * a write commits never comes from here: the check is part of the read of the project, which the list
  * needs anyway. Bounded by bytes; when full, the least recently used entries go. Writes made outside
  * the service (SQL by hand) do not mark anything: restart the service, or set LIST_CACHE_MB=0.

@@ -1,22 +1,22 @@
 import { Router } from 'express';
 import type { Knex } from 'knex';
-import { nowIso, todayIn } from '../clock';
-import { notFound } from '../http/errors';
-import { findListedProject } from './finance.repository';
-import { bringCurrent } from './figures';
-import { outsideRequests } from '../db/request-queries';
-import type { Logger } from '../logger';
-import { actorOf } from '../http/auth';
-import { pageOf, sendPage } from '../http/paging';
-import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../http/respond';
-import type { Renders } from '../limiter';
-import { inTeamTurn } from '../http/team-turn';
-import type { ListCache } from './list-cache';
-import { parseBody, parseId, parseQuery } from '../http/validate';
+import { nowIso, todayIn } from '../../clock';
+import { notFound } from '../../http/errors';
+import { findListedProject } from '../read-model/list.sql';
+import { bringCurrent } from '../read-model/freshness';
+import { outsideRequests } from '../../db/request-queries';
+import type { Logger } from '../../logger';
+import { actorOf } from '../../http/auth';
+import { pageOf, sendPage } from '../../http/paging';
+import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../../http/respond';
+import type { Renders } from '../../limiter';
+import { inTeamTurn } from '../../http/team-turn';
+import type { ListCache } from '../read-model/list-cache';
+import { parseBody, parseId, parseQuery } from '../../http/validate';
 import { toCostLinesCsv, toCsv, toXlsx } from './finance.export';
 import { breakdownQuery, exportQuery, fixedCostBody, projectTasksQuery } from './finance.schemas';
-import * as service from './finance.service';
-import { FIXED_COST_HISTORY_ORDER } from '../tasks/tasks.repository';
+import * as service from '../finance.service';
+import { FIXED_COST_HISTORY_ORDER } from '../../tasks/tasks.repository';
 
 /**
  * `renders` bounds how many project lists and exports are read and rendered at once in the instance
@@ -70,7 +70,7 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Renders, 
     await inTeamTurn(renders.perTeam, teamId, res, async () => {
       const body = await renders.instance.run(async () => {
         // Known out of date (a write since the last refresh): brought current first, rather than read a
-        // whole list only to find that out (the list's own read still checks, figures.ts's readCurrent).
+        // whole list only to find that out (the list's own read still checks, freshness.ts's readCurrent).
         if (version === null && query.from === undefined && query.to === undefined) await bringCurrent(db, teamId, project.id, nowIso());
         return jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query)));
       }, teamId);

@@ -1,14 +1,15 @@
 import type { Knex } from 'knex';
-import { nowIso } from '../clock';
-import { turns } from '../turns';
-import type { Logger } from '../logger';
+import { nowIso } from '../../clock';
+import { turns } from '../../turns';
+import type { Logger } from '../../logger';
 import { breakdownParts, computeOwnFigures } from './labor';
-import * as repo from './finance.repository';
+import { Scope } from '../inputs/scope';
+import { PartsToStore, projectsWithoutParts, storeBreakdownParts, tasksWithoutParts } from './breakdown.sql';
 
 /*
  * Breakdown parts filled in behind project-wide refreshes. A refresh of many tasks (a rate or role
  * change on a large project) stores their figures only, and a change to what members show (a name, a
- * role today) makes every stored part of the project out of date at once (labor.ts, figures.ts): each
+ * role today) makes every stored part of the project out of date at once (labor.ts, freshness.ts): each
  * task's next breakdown then computes its parts on the fly, some twenty times the work of reading them.
  * The filler computes them in the background, a batch at a time with pauses between, so breakdowns
  * read from stored parts again soon after such a change whichever tasks are asked for.
@@ -16,7 +17,7 @@ import * as repo from './finance.repository';
  * It stores nothing a read could not have stored: each batch is taken only while the project's stamp
  * is current (tasks with a mark left out), computed by the same code as a breakdown read with the
  * currency read with that stamp, and stored only into labor rows that no refresh rewrote meanwhile
- * (finance.repository's storeBreakdownParts). A part it did not fill is computed at its task's next
+ * (breakdown.sql.ts's storeBreakdownParts). A part it did not fill is computed at its task's next
  * read, as before.
  */
 
@@ -45,20 +46,20 @@ export async function fillBreakdownParts(
   let stored = 0;
   for (;;) {
     const now = nowIso();
-    const due = await repo.tasksWithoutParts(db, teamId, projectId, now, after, BATCH);
+    const due = await tasksWithoutParts(db, teamId, projectId, now, after, BATCH);
     if (!due.current || due.currency === undefined) return { stored, complete: false };
     const last = due.tasks[due.tasks.length - 1];
     if (!last) return { stored, complete: true };
-    const scope: repo.Scope = { kind: 'tasks', projectId, taskIds: due.tasks.map((task) => task.task_id) };
+    const scope: Scope = { kind: 'tasks', projectId, taskIds: due.tasks.map((task) => task.task_id) };
     const { finances } = await computeOwnFigures(db, teamId, due.currency, scope, now, {}, true);
-    const parts: repo.PartsToStore[] = [];
+    const parts: PartsToStore[] = [];
     const pace = turns();
     for (const task of due.tasks) {
       if (pace.due()) await pace.take();
       const finance = finances.get(task.task_id);
       if (finance) parts.push({ ...task, ...breakdownParts(finance) });
     }
-    stored += await repo.storeBreakdownParts(db, teamId, parts);
+    stored += await storeBreakdownParts(db, teamId, parts);
     after = last.task_id;
     if (!(await between())) return { stored, complete: false };
   }
@@ -66,7 +67,7 @@ export async function fillBreakdownParts(
 
 export type PartsFiller = {
   /**
-   * What the filler is told of each committed refresh (figures.ts's onRefreshed): one that left parts
+   * What the filler is told of each committed refresh (freshness.ts's onRefreshed): one that left parts
    * to compute, or one of a project whose fill a write interrupted or that failed, schedules a fill.
    */
   refreshed(teamId: string, projectId: string, partsLeft: boolean): void;
@@ -147,7 +148,7 @@ export function createPartsFiller(db: Knex, logger: Logger, options: { quiet?: (
       if (partsLeft || unfinished.has(keyOf(teamId, projectId))) schedule(teamId, projectId);
     },
     async scheduleOutdated() {
-      for (const { team_id: teamId, project_id: projectId } of await repo.projectsWithoutParts(db)) schedule(teamId, projectId);
+      for (const { team_id: teamId, project_id: projectId } of await projectsWithoutParts(db)) schedule(teamId, projectId);
     },
     async idle() {
       while (running) await running;

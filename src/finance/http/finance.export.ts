@@ -1,8 +1,9 @@
 import ExcelJS from 'exceljs';
 import type { Writable } from 'node:stream';
-import type { ExportCostLine, ExportRow, FigureTexts } from './finance.service';
-import { minorUnit } from './money';
-import { nextTurn } from '../turns';
+import type { ExportCostLine, ExportRow, FigureTexts } from '../finance.service';
+import { minorUnit } from '../rules/money';
+import { FIGURES as FIGURE_MODEL } from '../rules/figures';
+import { nextTurn } from '../../turns';
 
 /*
  * The project list as a file: every listed task at every level (depth first, with its level and its
@@ -24,16 +25,11 @@ export type ExportTree = {
 /** What an export sends: its type and file name, and a writer that streams the file to `out`. */
 export type ExportFile = { contentType: string; fileName: string; write: (out: Writable) => Promise<void> };
 
-const FIGURES: { key: keyof Figures; header: string; money: boolean }[] = [
-  { key: 'estimated_hours', header: 'Estimated hours', money: false },
-  { key: 'logged_hours', header: 'Logged hours', money: false },
-  { key: 'estimated_labor_cost', header: 'Estimated labor cost', money: true },
-  { key: 'actual_labor_cost', header: 'Actual labor cost', money: true },
-  { key: 'fixed_cost', header: 'Fixed cost', money: true },
-  { key: 'total_estimated_cost', header: 'Total estimated cost', money: true },
-  { key: 'total_actual_cost', header: 'Total actual cost', money: true },
-  { key: 'variance', header: 'Variance', money: true },
-];
+const FIGURES: { key: keyof Figures; header: string; money: boolean }[] = FIGURE_MODEL.map((figure) => ({
+  key: figure.name,
+  header: figure.header,
+  money: figure.unit === 'money',
+}));
 const TEXT_HEADERS = ['Task', 'Task id', 'Level', 'Parent task', 'Status', 'Priority', 'Phase', 'Billable'];
 
 function fileName(projectName: string, extension: string, what = 'finance'): string {

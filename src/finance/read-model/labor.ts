@@ -1,19 +1,23 @@
 import type { Knex } from 'knex';
-import { groupBy } from '../group-by';
-import { toJson } from '../json';
-import { nowIso } from '../clock';
-import { turns } from '../turns';
-import { ChangedLine, CostLineInput, LinesChange, MemberInput, TaskFinance, computeTaskFinance, totalsWithEstimateOf, variance } from './calculator';
-import { Decimal, toDecimal } from './money';
-import { presentAssignees, presentGroups, presentMembers } from './present';
-import * as repo from './finance.repository';
+import { groupBy } from '../../group-by';
+import { toJson } from '../../json';
+import { nowIso } from '../../clock';
+import { turns } from '../../turns';
+import { ChangedLine, CostLineInput, LinesChange, MemberInput, TaskFinance, computeTaskFinance, figuresOf, totalsWithEstimateOf } from '../rules/calculator';
+import { LABOR_FIGURES, LaborFigureName } from '../rules/figures';
+import { Decimal, toDecimal } from '../rules/money';
+import { presentAssignees, presentGroups, presentMembers } from '../rules/present';
+import { ChangedLineRow } from '../inputs/cost-changes';
+import { ParticipantRow, assigneesToday, participantsInScope } from '../inputs/participants';
+import { DayRange, Scope, tasksInScope } from '../inputs/scope';
+import { StoredActuals, TaskFiguresRow, TaskLaborRow, refreshRollups, storedActuals, updateTaskFigures, upsertTaskLabor } from './rollups.sql';
 
 /*
  * Each task's own figures (labor figures, totals and variance) are computed by the calculator and
  * stored (task_labor) with the parts of its breakdown that depend on its members (the member entries,
  * the role groups, the assignees as a list row shows them, as JSON text), and with its subtree's
  * roll-ups (SQL sums of those stored figures), so a breakdown reads one row and a project list one row
- * per task. No write refreshes them: figures.ts brings a project's stored
+ * per task. No write refreshes them: freshness.ts brings a project's stored
  * figures current when a read finds their stamp out of date, with refreshTaskLabor below.
  */
 
@@ -33,7 +37,7 @@ function decimalCache() {
   };
 }
 
-function memberInputOf(row: repo.ParticipantRow, decimal: (text: string) => Decimal): MemberInput {
+function memberInputOf(row: ParticipantRow, decimal: (text: string) => Decimal): MemberInput {
   return {
     teamMemberId: row.team_member_id,
     name: row.name,
@@ -61,11 +65,11 @@ function memberInputOf(row: repo.ParticipantRow, decimal: (text: string) => Deci
  * card added up (seconds summed; the lines' days are not read). Only the
  * task at hand is held, in turns of the event loop (a change can reach every line of a project).
  */
-export async function* linesChangeByTask(batches: AsyncIterable<readonly repo.ChangedLineRow[]>): AsyncGenerator<{ taskId: string; changes: LinesChange[] }> {
+export async function* linesChangeByTask(batches: AsyncIterable<readonly ChangedLineRow[]>): AsyncGenerator<{ taskId: string; changes: LinesChange[] }> {
   const decimal = decimalCache();
   // A member's lines on a task are a handful: found by a look along a short list, not by a map each.
   type Line = ChangedLine & { roleId: string | null; rate: string };
-  const add = (lines: Line[], row: repo.ChangedLineRow, rate: string) => {
+  const add = (lines: Line[], row: ChangedLineRow, rate: string) => {
     const line = lines.find((candidate) => candidate.roleId === row.job_role_id && candidate.rate === rate);
     if (line) line.seconds += row.seconds;
     else lines.push({ roleId: row.job_role_id, rate, jobRole: row.job_role, hourlyRate: decimal(rate), seconds: row.seconds });
@@ -88,7 +92,7 @@ export async function* linesChangeByTask(batches: AsyncIterable<readonly repo.Ch
   if (task) yield { taskId: task.id, changes: [...task.pairs.values()] };
 }
 
-export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<string, MemberInput[]> {
+export function memberInputsByTask(rows: readonly ParticipantRow[]): Map<string, MemberInput[]> {
   const decimal = decimalCache();
   return groupBy(rows, (row) => row.task_id, (row) => memberInputOf(row, decimal));
 }
@@ -97,7 +101,7 @@ export function memberInputsByTask(rows: readonly repo.ParticipantRow[]): Map<st
  * Participants by task, read lazily: a task's members are parsed (decimals made) when the task is
  * computed, not all at once before the first yield to the event loop.
  */
-export function lazyMembers(rows: readonly repo.ParticipantRow[]) {
+export function lazyMembers(rows: readonly ParticipantRow[]) {
   const byTask = groupBy(rows, (row) => row.task_id);
   const decimal = decimalCache();
   return (taskId: string): MemberInput[] => (byTask.get(taskId) ?? []).map((row) => memberInputOf(row, decimal));
@@ -119,7 +123,7 @@ export function financeOf(
  * batch at a time, never all at once (a 10,000-task project's are some 400,000 rows). Each batch's
  * statement looks its tasks' rows up by index, so its cost is its tasks' whatever the batch size; a
  * batch of 150 tasks on the benchmark's dataset is some 10,000 rows, put together in turns of the
- * event loop (finance.repository's assembleParticipants) and held in memory with the next batch's.
+ * event loop (participants.ts's assembleParticipants) and held in memory with the next batch's.
  * The driver parses each answer in one go as it arrives: at 500 tasks (32,000 rows) that was the
  * longest stretch of a preview, with the garbage collection it brought (BENCHMARKS.md, seventh run).
  * (refreshSettings.readBatch; tests make it small to go through many batches.)
@@ -160,13 +164,13 @@ async function* participantBatches<T extends { id: string }>(
   projectId: string,
   tasks: readonly T[],
   now: string,
-  range: repo.DayRange,
+  range: DayRange,
 ) {
   const size = refreshSettings.readBatch;
   const read = (from: number) => {
     const batch = tasks.slice(from, from + size);
-    const scope: repo.Scope = { kind: 'tasks', projectId, taskIds: batch.map((task) => task.id) };
-    const rows = repo.participantsInScope(db, teamId, scope, now, range);
+    const scope: Scope = { kind: 'tasks', projectId, taskIds: batch.map((task) => task.id) };
+    const rows = participantsInScope(db, teamId, scope, now, range);
     // Handled here too: a caller that stops at an earlier batch's error never awaits this one.
     rows.catch(() => undefined);
     return { batch, rows };
@@ -191,14 +195,14 @@ export async function computeOwnFigures(
   db: Knex,
   teamId: string,
   currency: string,
-  scope: repo.Scope,
+  scope: Scope,
   now: string,
-  range: repo.DayRange = {},
+  range: DayRange = {},
   withMembers = false,
 ) {
   // Read in batches: one snapshot for all of them (repeatable read) unless the caller's transaction gives one.
   const compute = async (q: Knex) => {
-    const tasks = await repo.tasksInScope(q, teamId, scope);
+    const tasks = await tasksInScope(q, teamId, scope);
     const assigneesByTask = new Map<string, MemberInput[]>();
     const finances = new Map<string, TaskFinance>();
     const pace = turns();
@@ -221,7 +225,7 @@ export async function computeOwnFigures(
  * figures were stored: see calculator's totalsWithEstimateOf) and stores their figures and assignees;
  * their breakdown parts are marked out of date, for the parts filler or their next breakdown read,
  * and what their figures changed is added to their and their ancestors' roll-ups, in the same write
- * (finance.repository's updateTaskFigures). A few rows per task, where a full recomputation reads
+ * (rollups.sql.ts's updateTaskFigures). A few rows per task, where a full recomputation reads
  * every participant's logged days. The roll-ups it adds to are sums of the stored figures, but for
  * the ancestors of tasks recomputed in the same refresh, which refreshRollups then sums again from what
  * is stored by then.
@@ -231,19 +235,19 @@ async function refreshTaskEstimates(
   teamId: string,
   project: { id: string; currency: string },
   taskIds: readonly string[],
-  actuals: ReadonlyMap<string, repo.StoredActuals>,
+  actuals: ReadonlyMap<string, StoredActuals>,
   now: string,
 ): Promise<void> {
   if (taskIds.length === 0) return;
-  const tasks = await repo.tasksInScope(db, teamId, { kind: 'tasks', projectId: project.id, taskIds });
-  const membersOf = lazyMembers(await repo.assigneesToday(db, teamId, project.id, taskIds, now));
+  const tasks = await tasksInScope(db, teamId, { kind: 'tasks', projectId: project.id, taskIds });
+  const membersOf = lazyMembers(await assigneesToday(db, teamId, project.id, taskIds, now));
   const pace = turns();
   // Stored a batch at a time, each batch's statement sent before the next batch is computed: the
   // database writes one while the service computes the other (some 5,000 tasks after a raise on the
   // benchmark's largest project: about 130 ms of each).
   let storing: Promise<void> | undefined;
   for (let from = 0; from < tasks.length; from += refreshSettings.writeBatch) {
-    const rows: repo.TaskFiguresRow[] = [];
+    const rows: TaskFiguresRow[] = [];
     for (const task of tasks.slice(from, from + refreshSettings.writeBatch)) {
       if (pace.due()) await pace.take();
       const actual = actuals.get(task.id);
@@ -257,23 +261,17 @@ async function refreshTaskEstimates(
       rows.push({ task_id: task.id, ...storedTotals(totals), assignees_json: toJson(presentAssignees(members)) });
     }
     await storing;
-    storing = repo.updateTaskFigures(db, teamId, project.id, rows);
+    storing = updateTaskFigures(db, teamId, project.id, rows);
     // Handled here too: an error while the next batch is computed is thrown by the await above or below.
     storing.catch(() => undefined);
   }
   await storing;
 }
 
-/** A task's totals as task_labor stores them (exact text). */
-function storedTotals(totals: TaskFinance['totals']) {
-  return {
-    estimated_labor_cost: totals.estimatedLaborCost.toFixed(),
-    logged_hours: totals.loggedHours.toFixed(),
-    actual_labor_cost: totals.actualLaborCost.toFixed(),
-    total_estimated_cost: totals.totalEstimatedCost.toFixed(),
-    total_actual_cost: totals.totalActualCost.toFixed(),
-    variance: variance(totals).toFixed(),
-  };
+/** A task's figures as task_labor stores them (exact text): those the calculator computes (figures.ts). */
+function storedTotals(totals: TaskFinance['totals']): Record<LaborFigureName, string> {
+  const values = figuresOf(totals);
+  return Object.fromEntries(LABOR_FIGURES.map((figure) => [figure.name, values[figure.key].toFixed()])) as Record<LaborFigureName, string>;
 }
 
 /**
@@ -282,7 +280,7 @@ function storedTotals(totals: TaskFinance['totals']) {
  * estimates of the tasks `estimatesOnly` names (their stored figures current but for what their
  * estimates cost; a task also in `taskIds`, or without stored figures, is recomputed), adding what
  * changed to their and their ancestors' roll-ups; then sums again the roll-ups of the recomputed tasks
- * and their ancestors. Callers serialise refreshes of a project (figures.ts); the stamp that says the
+ * and their ancestors. Callers serialise refreshes of a project (freshness.ts); the stamp that says the
  * result is current is theirs to write. Returns whether it stored some tasks' figures without their
  * breakdown parts (parts-fill.ts fills them in).
  */
@@ -296,13 +294,13 @@ export async function refreshTaskLabor(
 ): Promise<boolean> {
   const recomputed = taskIds === 'all' ? 'all' : new Set(taskIds);
   const toRecost = recomputed === 'all' ? [] : [...new Set(estimatesOnly)].filter((id) => !recomputed.has(id));
-  // A task to re-cost without stored figures (created beside the change, figures.ts) is computed in full.
-  const actuals = toRecost.length > 0 ? await repo.storedActuals(db, teamId, toRecost) : new Map<string, repo.StoredActuals>();
+  // A task to re-cost without stored figures (created beside the change, freshness.ts) is computed in full.
+  const actuals = toRecost.length > 0 ? await storedActuals(db, teamId, toRecost) : new Map<string, StoredActuals>();
   const recosted = toRecost.filter((id) => actuals.has(id));
   if (recomputed !== 'all') for (const id of toRecost) if (!actuals.has(id)) recomputed.add(id);
   if (recomputed !== 'all' && recomputed.size === 0 && recosted.length === 0) return false;
-  const scope: repo.Scope = recomputed === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...recomputed] };
-  const tasks = recomputed === 'all' || recomputed.size > 0 ? await repo.tasksInScope(db, teamId, scope) : [];
+  const scope: Scope = recomputed === 'all' ? { kind: 'project', projectId: project.id } : { kind: 'tasks', projectId: project.id, taskIds: [...recomputed] };
+  const tasks = recomputed === 'all' || recomputed.size > 0 ? await tasksInScope(db, teamId, scope) : [];
   const withParts = tasks.length <= refreshSettings.partsEagerly;
   const pace = turns();
   // In turns of the event loop (turns.ts): a whole project's recomputation (thousands
@@ -310,7 +308,7 @@ export async function refreshTaskLabor(
   // in batches, so its memory stays bounded. (Batches read at different moments of the refresh's
   // transaction are safe: a write committing meanwhile leaves its mark, or a newer revision, behind.)
   for await (const { batch, membersOf } of participantBatches(db, teamId, project.id, tasks, now, {})) {
-    const rows: repo.TaskLaborRow[] = [];
+    const rows: TaskLaborRow[] = [];
     for (const task of batch) {
       if (pace.due()) await pace.take();
       const members = membersOf(task.id);
@@ -323,9 +321,9 @@ export async function refreshTaskLabor(
       });
     }
     // Stored once the batch is computed: a statement sent earlier would wait behind the next batch's read.
-    await repo.upsertTaskLabor(db, teamId, project.id, rows);
+    await upsertTaskLabor(db, teamId, project.id, rows);
   }
   await refreshTaskEstimates(db, teamId, project, recosted, actuals, now);
-  await repo.refreshRollups(db, teamId, project.id, recomputed === 'all' ? 'all' : tasks.map((task) => task.id));
+  await refreshRollups(db, teamId, project.id, recomputed === 'all' ? 'all' : tasks.map((task) => task.id));
   return (!withParts && tasks.length > 0) || recosted.length > 0;
 }

@@ -1,7 +1,9 @@
 import { z } from 'zod';
-import { FIRST_LOG_DAY, checkDateRange, isoDate, uuid } from '../http/validate';
-import { fixedCost } from '../tasks/tasks.schemas';
-import { exactDecimal, id, timestamp } from '../openapi/common';
+import { FIRST_LOG_DAY, checkDateRange, isoDate, uuid } from '../../http/validate';
+import { fixedCost } from '../../tasks/tasks.schemas';
+import { id, timestamp } from '../../openapi/common';
+import { FIGURES, SUMMARY_FIGURES } from '../rules/figures';
+import { figureFields, hours, money } from './figure-schemas';
 
 /** `from` / `to`: the log days counted (docs/finance-rules.md R17), in the project's time zone, inclusive, from the first a log can fall on. */
 const dayRange = {
@@ -51,22 +53,13 @@ export type ProjectTasksQuery = z.infer<typeof projectTasksQuery>;
 
 /* Response shapes, for the OpenAPI document. */
 
-const hours = (what: string) => exactDecimal(`${what}, hours rounded to 2 decimals`);
-const money = (what: string) => exactDecimal(`${what}, in the project's currency, rounded to its minor unit`);
-
 export const taskSummary = z.object({
   id: id(),
   name: z.string(),
   project_id: id(),
   billable: z.boolean(),
   currency: z.string().describe('ISO 4217 code of the project'),
-  estimated_hours: hours('The task estimate (with subtasks: the sum of the subtree)'),
-  logged_hours: hours('Sum of the members\' logged hours'),
-  estimated_labor_cost: money('Sum of the members\' estimated costs'),
-  actual_labor_cost: money('Sum of the members\' actual costs'),
-  fixed_cost: money('Fixed cost'),
-  total_estimated_cost: money('estimated_labor_cost + fixed_cost'),
-  total_actual_cost: money('actual_labor_cost + fixed_cost'),
+  ...figureFields(SUMMARY_FIGURES),
 });
 
 const day = (what: string) => z.string().regex(/^\d{4}-\d{2}-\d{2}$/).describe(`${what} (YYYY-MM-DD, in the project's time zone)`);
@@ -109,16 +102,7 @@ export const breakdownResponse = z.object({
   members: z.array(memberFigures.extend({ job_title_name: z.string() })),
 });
 
-const listSums = {
-  estimated_hours: hours('Sum'),
-  logged_hours: hours('Sum'),
-  estimated_labor_cost: money('Sum'),
-  actual_labor_cost: money('Sum'),
-  fixed_cost: money('Sum'),
-  total_estimated_cost: money('Sum'),
-  total_actual_cost: money('Sum'),
-  variance: money('total_estimated_cost - total_actual_cost; negative when over the estimate'),
-};
+const listSums = figureFields(FIGURES, 'Sum');
 
 export const projectTasksResponse = z.object({
   project: z.object({ id: id(), name: z.string(), currency: z.string(), budget: money('Budget').nullable() }),
@@ -126,7 +110,7 @@ export const projectTasksResponse = z.object({
     taskSummary.extend({
       parent_task_id: id().nullable(),
       sub_tasks_count: z.number().int().describe('Direct children listed under the same filter'),
-      variance: money('total_estimated_cost - total_actual_cost'),
+      ...figureFields(FIGURES.filter((figure) => !figure.summary)),
       status: z.string().nullable(),
       priority: z.string().nullable(),
       phase: z.string().nullable(),

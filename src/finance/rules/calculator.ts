@@ -1,5 +1,6 @@
-import { groupBy, groupByInTurns } from '../group-by';
-import { TURN_MS, turns } from '../turns';
+import { groupBy, groupByInTurns } from '../../group-by';
+import { TURN_MS, turns } from '../../turns';
+import { FigureKey, SUMMARY_FIGURES, SummaryFigureKey } from './figures';
 import { Decimal, ZERO, amountOfMinorUnits, costInMinorUnits, hoursOfHundredths, hundredthsOfHour, splitHundredths, sum } from './money';
 
 /*
@@ -8,11 +9,11 @@ import { Decimal, ZERO, amountOfMinorUnits, costInMinorUnits, hoursOfHundredths,
  */
 
 /**
- * The version of these rules. Stored figures are stamped with it (finance/figures.ts): bump it with any
+ * The version of these rules. Stored figures are stamped with it (finance/read-model/freshness.ts): bump it with any
  * change to what the calculator computes, and every project's figures are recomputed by themselves.
  * 3: each task's totals and variance are stored too (migrations/20261125_006_stored_totals.ts).
  * 4: a member's first role counts from the beginning of time, before 1970-01-01 too (a log's day west
- *    of UTC; finance.repository's DATED_PERIODS), so figures stored under 3 may cost such a log as
+ *    of UTC; list.sql.ts's DATED_PERIODS), so figures stored under 3 may cost such a log as
  *    "Unassigned".
  */
 export const CALCULATOR_VERSION = 4;
@@ -77,18 +78,12 @@ export type MemberFigures = {
   costLines: CostLine[];
 };
 
-/** A task's seven figures, in some exact kind of number. */
-export type Figures<N> = {
-  estimatedHours: N;
-  loggedHours: N;
-  estimatedLaborCost: N;
-  actualLaborCost: N;
-  fixedCost: N;
-  totalEstimatedCost: N;
-  totalActualCost: N;
-};
+/** A task's summary figures (figures.ts), in some exact kind of number, by the calculator's names. */
+export type Figures<N> = Record<SummaryFigureKey, N>;
 
 export type TaskTotals = Figures<Decimal>;
+
+const SUMMARY_KEYS: readonly SummaryFigureKey[] = SUMMARY_FIGURES.map((figure) => figure.key);
 
 /** A task's figures in whole ten-thousandths (money.ts's tenThousandthsOf): thousands of tasks' added and compared cheaply. */
 export type ScaledTotals = Figures<bigint>;
@@ -308,23 +303,14 @@ export function variance(totals: Pick<TaskTotals, 'totalEstimatedCost' | 'totalA
 
 /** Adds task totals field by field (subtree breakdowns, project rows, project totals), in one pass. */
 export function addTotals(all: readonly TaskTotals[]): TaskTotals {
-  let estimatedHours = ZERO;
-  let loggedHours = ZERO;
-  let estimatedLaborCost = ZERO;
-  let actualLaborCost = ZERO;
-  let fixedCost = ZERO;
-  let totalEstimatedCost = ZERO;
-  let totalActualCost = ZERO;
-  for (const t of all) {
-    estimatedHours = estimatedHours.plus(t.estimatedHours);
-    loggedHours = loggedHours.plus(t.loggedHours);
-    estimatedLaborCost = estimatedLaborCost.plus(t.estimatedLaborCost);
-    actualLaborCost = actualLaborCost.plus(t.actualLaborCost);
-    fixedCost = fixedCost.plus(t.fixedCost);
-    totalEstimatedCost = totalEstimatedCost.plus(t.totalEstimatedCost);
-    totalActualCost = totalActualCost.plus(t.totalActualCost);
-  }
-  return { estimatedHours, loggedHours, estimatedLaborCost, actualLaborCost, fixedCost, totalEstimatedCost, totalActualCost };
+  const sums = Object.fromEntries(SUMMARY_KEYS.map((key) => [key, ZERO])) as TaskTotals;
+  for (const t of all) for (const key of SUMMARY_KEYS) sums[key] = sums[key].plus(t[key]);
+  return sums;
+}
+
+/** Every figure of a task (figures.ts) from its totals: the summary's and rule 10's variance. */
+export function figuresOf(totals: TaskTotals): Record<FigureKey, Decimal> {
+  return { ...totals, variance: variance(totals) };
 }
 
 /**
@@ -400,7 +386,7 @@ export type TreeTask = { id: string; parentId: string | null; billable: boolean;
  * The billable filter (docs/finance-rules.md R13): whether a task's own figures count under it. A task that
  * does not pass is still listed when a descendant does, with only its descendants' figures. For what
  * is computed here (roll-ups on the fly, the cost lines an export writes); the stored roll-ups keep
- * billable and non-billable sums apart, and a stored list picks the filter's (finance.repository).
+ * billable and non-billable sums apart, and a stored list picks the filter's (the read model).
  */
 export function passesBillableFilter(filter: 'all' | 'billable' | 'non-billable', billable: boolean): boolean {
   return filter === 'all' || (filter === 'billable') === billable;
@@ -413,7 +399,7 @@ export type RolledUp = { totals: TaskTotals; tasks: number; subTasks: number };
  * Roll-ups (docs/finance-rules.md R12): each task's figures summed over itself and its descendants (every task
  * given is non-archived) that pass `passes`, how many of them pass (a task is listed when any does),
  * and how many of its children hold a passing task. What the stored roll-ups of a project list hold
- * (finance.repository's refreshRollups), for lists computed on the fly. A whole project's tasks are
+ * (rollups.sql.ts's refreshRollups), for lists computed on the fly. A whole project's tasks are
  * summed in turns of the event loop (turns.ts).
  */
 export async function rollUp(tasks: readonly TreeTask[], passes: (task: TreeTask) => boolean, budgetMs = TURN_MS): Promise<Map<string, RolledUp>> {

@@ -1,5 +1,6 @@
 import { CostLine, MemberFigures, MemberInput, TaskTotals, UNASSIGNED_ROLE, compareMembers, groupByRole } from './calculator';
-import { ZERO } from './money';
+import { Decimal, ZERO } from './money';
+import { SUMMARY_FIGURES, SummaryFigureName } from './figures';
 
 /*
  * The contract's shapes of the calculator's figures (docs/api.md, Finance routes): the task summary, the
@@ -9,17 +10,9 @@ import { ZERO } from './money';
 
 export type TaskIdentity = { id: string; name: string; project_id: string; billable: boolean };
 
-/** A task's seven summed figures (or a project's totals), as the contract names them. */
-export function presentTotals(totals: TaskTotals) {
-  return {
-    estimated_hours: totals.estimatedHours,
-    logged_hours: totals.loggedHours,
-    estimated_labor_cost: totals.estimatedLaborCost,
-    actual_labor_cost: totals.actualLaborCost,
-    fixed_cost: totals.fixedCost,
-    total_estimated_cost: totals.totalEstimatedCost,
-    total_actual_cost: totals.totalActualCost,
-  };
+/** A task's summary figures (figures.ts; or a project's totals), as the contract names them. */
+export function presentTotals(totals: TaskTotals): Record<SummaryFigureName, Decimal> {
+  return Object.fromEntries(SUMMARY_FIGURES.map((figure) => [figure.name, totals[figure.key]])) as Record<SummaryFigureName, Decimal>;
 }
 
 export function presentSummary(task: TaskIdentity, currency: string, totals: TaskTotals) {
