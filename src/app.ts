@@ -17,7 +17,6 @@ import { createMetrics } from './http/metrics';
 import { admissionInTurns } from './http/admission';
 import { rateLimit } from './http/rate-limit';
 import { TeamShare, teamShare } from './http/team-share';
-import { gated } from './http/gate';
 import { sendJson } from './http/respond';
 import type { Activity } from './http/activity';
 import { jobRolesRouter } from './job-roles/job-roles.router';
@@ -137,15 +136,14 @@ export function createApp(deps: AppDeps): Express {
   if (deps.teamShare) api.use(teamShare(deps.teamShare));
   api.use(requireJsonBody, express.json({ limit: '100kb', strict: true, type: ['application/json', 'application/*+json'] }));
   api.use(cancelQueriesWhenClientLeaves(db));
-  // Each router only sees the paths its routes start with (http/gate.ts).
-  api.use(gated(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), createLimiter(listRenders), deps.refreshBehindBreakdowns ? logger : undefined)));
-  api.use(gated(jobRolesRouter(db)));
-  api.use(gated(teamMembersRouter(db)));
-  api.use(gated(projectsRouter(db)));
-  api.use(gated(tasksRouter(db)));
-  api.use(gated(timeLogsRouter(db)));
-  api.use(gated(sessionRouter(db)));
-  api.use(gated(tokensRouter(db, tokenCache)));
+  api.use(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), createLimiter(listRenders), deps.refreshBehindBreakdowns ? logger : undefined));
+  api.use(jobRolesRouter(db));
+  api.use(teamMembersRouter(db));
+  api.use(projectsRouter(db));
+  api.use(tasksRouter(db));
+  api.use(timeLogsRouter(db));
+  api.use(sessionRouter(db));
+  api.use(tokensRouter(db, tokenCache));
   app.use('/api', api);
   // After /api, whose requests (the many) then never walk these routers' routes.
   app.use(openApiRouter());

@@ -6,7 +6,8 @@ import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../logger';
 import { trackRequestQueries } from './request-queries';
-import { boundReads } from './read-deadline';
+import { endConnectionsGivenUp } from './read-deadline';
+import { PooledConnections, registerConnections } from './statements';
 
 export type Db = Knex;
 
@@ -47,13 +48,17 @@ export function withoutTimeLimits(target: DatabaseTarget): DatabaseTarget {
   return target.kind === 'postgres' ? { ...target, statementTimeoutMs: 0, lockTimeoutMs: 0, poolMax: 1 } : target;
 }
 
+/** How long a statement may go unanswered before its connection is given up: 5 s past the server's own limit (0: no limit). */
+const readDeadlineMs = (target: Extract<DatabaseTarget, { kind: 'postgres' }>): number =>
+  (target.statementTimeoutMs ?? 0) > 0 ? (target.statementTimeoutMs as number) + 5_000 : 0;
+
 /*
  * Statements and lock waits are bounded on the server (statement_timeout, lock_timeout: the query is
  * cancelled there, not only abandoned by the client). A server that stops answering altogether (a
- * frozen connection) is bounded on the client a few seconds past the server's limit (readDeadlineMs,
- * db/read-deadline.ts).
+ * frozen connection) is bounded on the client a few seconds past the server's limit (node-postgres's
+ * query_timeout, db/read-deadline.ts).
  */
-function sessionSettings(target: Extract<DatabaseTarget, { kind: 'postgres' }>): { options: string } {
+function sessionSettings(target: Extract<DatabaseTarget, { kind: 'postgres' }>): { options: string; query_timeout?: number } {
   // random_page_cost 1.1: an index lookup costs about what a sequential read does when the data is
   // cached (PostgreSQL's default of 4 assumes spinning disks). At 4 the stored breakdown's read
   // scanned every project and every project's figures for each task (a seq scan of 200 rows looked
@@ -63,12 +68,9 @@ function sessionSettings(target: Extract<DatabaseTarget, { kind: 'postgres' }>):
   const statementMs = target.statementTimeoutMs ?? 0;
   if (statementMs > 0) settings.push(`-c statement_timeout=${statementMs}`);
   if ((target.lockTimeoutMs ?? 0) > 0) settings.push(`-c lock_timeout=${target.lockTimeoutMs}`);
-  return { options: settings.join(' ') };
+  const readMs = readDeadlineMs(target);
+  return { options: settings.join(' '), ...(readMs > 0 ? { query_timeout: readMs } : {}) };
 }
-
-/** How long a statement may go unanswered before its connection is given up: 5 s past the server's own limit (0: no limit). */
-const readDeadlineMs = (target: Extract<DatabaseTarget, { kind: 'postgres' }>): number =>
-  (target.statementTimeoutMs ?? 0) > 0 ? (target.statementTimeoutMs as number) + 5_000 : 0;
 
 export function describeTarget(target: DatabaseTarget): string {
   if (target.kind === 'pglite') return `embedded PGlite (${target.dataDir ?? 'in memory'})`;
@@ -103,17 +105,19 @@ export function createDb(target: DatabaseTarget, logger?: Logger): Db {
         return pg.types.getTypeParser(oid, format as 'text');
       },
     };
+    const connections = new PooledConnections();
     const db = knex({
       client: 'pg',
       // No JIT: these are short statements over a few rows, but a recursive walk's estimated cost can
       // pass jit_above_cost, and compiling it took 28 ms of a 1 ms roll-up refresh (measured).
       connection: { connectionString: target.url, types, ...sessionSettings(target) } as Knex.PgConnectionConfig,
-      pool: { min: 0, max: target.poolMax ?? 10 },
+      pool: { min: 0, max: target.poolMax ?? 10, afterCreate: connections.afterCreate },
       // While the server is unreachable a request fails (503) within this bound instead of queueing.
       acquireConnectionTimeout: 10_000,
       log: knexLog(logger),
     });
-    return trackRequestQueries(boundReads(db, readDeadlineMs(target)));
+    registerConnections(db, connections);
+    return trackRequestQueries(endConnectionsGivenUp(db));
   }
   if (target.dataDir) fs.mkdirSync(path.resolve(target.dataDir), { recursive: true });
   const pglite = new PGlite(target.dataDir ? path.resolve(target.dataDir) : undefined, {

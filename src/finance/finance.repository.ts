@@ -1,8 +1,7 @@
 import type { Knex } from 'knex';
 import { turns } from '../turns';
-import { prepared } from '../db/prepared';
 import { CURSOR_BATCH, batchesOf, readInBatches } from '../db/cursor';
-import { hotQuery } from '../db/hot-query';
+import { prepared, preparedRaw } from '../db/prepared';
 import { ReadAll, batchedReads } from '../db/batched-reads';
 import { isUuid } from '../http/validate';
 import { nowIso, todayOf } from '../clock';
@@ -699,8 +698,7 @@ export type StoredBreakdownKey = { teamId: string; taskId: string };
  */
 const readStoredBreakdowns: ReadAll<StoredBreakdownKey, StoredBreakdownRow> = async (db, keys) => {
   const now = nowIso();
-  // The hottest read of all: straight on a pooled connection (db/hot-query.ts).
-  const result = await hotQuery<StoredBreakdownRow & { key: string }>(
+  const result = await preparedRaw<StoredBreakdownRow & { key: string }>(
     db,
     'finance_stored_breakdowns',
     `select k.key::text as key, t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency, ${stampCurrentOf('p', 't.id')} as current,

@@ -1,7 +1,6 @@
 import type { Knex } from 'knex';
 import { nowIso, todayIn, todayOf } from '../clock';
-import { hotQuery } from '../db/hot-query';
-import { prepared } from '../db/prepared';
+import { prepared, preparedRaw } from '../db/prepared';
 import { CALCULATOR_VERSION } from '../finance/calculator';
 
 export type ProjectRow = {
@@ -233,7 +232,7 @@ export async function findProject(db: Knex, teamId: string, id: string): Promise
 
 export async function listProjects(db: Knex, teamId: string): Promise<ProjectRow[]> {
   const sql = `select ${COLUMNS.join(', ')} from projects where team_id = :teamId order by name, id`;
-  return (await hotQuery<ProjectRow>(db, 'projects_list', sql, { teamId })).rows;
+  return (await preparedRaw<ProjectRow>(db, 'projects_list', sql, { teamId })).rows;
 }
 
 export async function updateProject(

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { hotQuery } from '../db/hot-query';
+import { preparedRaw } from '../db/prepared';
 import { projectOfTaskShared } from '../projects/projects.repository';
 
 export type TimeLogRow = {
@@ -46,7 +46,7 @@ export async function logTime(
   teamId: string,
   log: { task_id: string; team_member_id: string; seconds: number; logged_at: string; note: string | null },
 ): Promise<LoggedTime> {
-  const result = await hotQuery<TimeLogRow & { task_found: boolean }>(
+  const result = await preparedRaw<TimeLogRow & { task_found: boolean }>(
     db,
     'log_time',
     `with locked as (${projectOfTaskShared(['id', 'revision', 'time_zone'])}),

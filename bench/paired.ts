@@ -1,0 +1,157 @@
+import { ChildProcess, execSync, spawn } from 'node:child_process';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import type { DatabaseTarget } from '../src/db/knex';
+import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, projectId, randomTaskId, taskId } from './dataset';
+import { commandOption, freePort, log, machine, prepare, serverUrl, waitReady } from './support';
+
+/*
+ * npm run bench:paired -- --base <worktree of the other build> [--size small|full] [--database pfs_paired]
+ *                         [--duration 8] [--pairs 3] [--connections 10] [--only breakdowns,lists,timelogs]
+ *
+ * Two builds served at once against one PostgreSQL database, asked in turn: for each load, `pairs`
+ * pairs of slices of `duration` seconds, one slice on each build (the order swapped from one pair to
+ * the next), and each pair's ratio of this build's throughput to the base's. Both services see the
+ * same machine within seconds of each other, so a ratio holds where absolute figures drift. Each
+ * build must be built already (`npm run build` in both worktrees); the dataset is bench/dataset.ts's.
+ */
+
+const args = process.argv.slice(2);
+const option = (name: string, fallback: string) => commandOption(args, name, fallback);
+const size = SIZES[option('size', 'small') as Size['name']];
+if (!size) throw new Error('--size must be small or full');
+const baseDir = path.resolve(option('base', ''));
+const duration = Number(option('duration', '8'));
+const pairs = Number(option('pairs', '3'));
+const connections = Number(option('connections', '10'));
+const only = option('only', 'breakdowns,lists,timelogs').split(',');
+
+type Load = { name: string; method?: 'GET' | 'POST'; path: () => string; body?: () => string };
+type Slice = { rps: number; p50: number; p99: number; errors: number };
+type Service = { name: string; dir: string; port: number; child?: ChildProcess };
+
+function start(service: Service, target: DatabaseTarget, settings: Record<string, string>): void {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(service.port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false', RATE_LIMIT_PER_MINUTE: '0', ...settings };
+  delete env.DATA_DIR;
+  delete env.ADMIN_TOKEN;
+  env.DATABASE_URL = (target as { url: string }).url;
+  service.child = spawn(process.execPath, ['dist/src/server.js'], { cwd: service.dir, env, stdio: ['ignore', 'ignore', 'inherit'] });
+}
+
+async function stop(service: Service): Promise<void> {
+  const child = service.child;
+  if (!child || child.exitCode !== null) return;
+  child.kill('SIGTERM');
+  await new Promise((r) => child.once('exit', r));
+}
+
+async function drive(service: Service, load: Load, seconds: number): Promise<Slice> {
+  const headers: Record<string, string> = { authorization: `Bearer ${BENCH_TOKEN}` };
+  if (load.body) headers['content-type'] = 'application/json';
+  const result = await autocannon({
+    url: `http://127.0.0.1:${service.port}`,
+    connections,
+    duration: seconds,
+    requests: [{ method: load.method ?? 'GET', headers, setupRequest: (req) => ({ ...req, path: load.path(), ...(load.body ? { body: load.body() } : {}) }) }],
+  });
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, errors: result.errors + result.timeouts + result.non2xx };
+}
+
+async function check(service: Service, load: Load): Promise<void> {
+  const headers: Record<string, string> = { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' };
+  const res = await fetch(`http://127.0.0.1:${service.port}${load.path()}`, { method: load.method ?? 'GET', headers, body: load.body?.() });
+  if (!res.ok) throw new Error(`${service.name}: ${load.name} answered ${res.status}: ${(await res.text()).slice(0, 300)}`);
+}
+
+/** `pairs` pairs of slices of one load, alternating the builds; one line of the report. */
+async function paired(base: Service, head: Service, load: Load): Promise<string> {
+  for (const service of [base, head]) {
+    await check(service, load);
+    await drive(service, load, 2);
+  }
+  const ratios: number[] = [];
+  const cells: string[] = [];
+  for (let i = 0; i < pairs; i++) {
+    const order = i % 2 === 0 ? [base, head] : [head, base];
+    const slices = new Map<Service, Slice>();
+    for (const service of order) slices.set(service, await drive(service, load, duration));
+    const b = slices.get(base) as Slice;
+    const h = slices.get(head) as Slice;
+    const ratio = h.rps / b.rps;
+    ratios.push(ratio);
+    cells.push(`${b.rps.toFixed(0)} / ${h.rps.toFixed(0)} (p99 ${b.p99}/${h.p99}, err ${b.errors + h.errors}) = ${ratio.toFixed(2)}`);
+  }
+  const median = [...ratios].sort((x, y) => x - y)[Math.floor(ratios.length / 2)] as number;
+  const line = `| ${load.name} | ${cells.join(' <br> ')} | ${median.toFixed(2)} |`;
+  log(line);
+  return line;
+}
+
+async function main() {
+  if (!option('base', '')) throw new Error('--base <directory of the other build> is required');
+  const name = option('database', 'pfs_paired');
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  const target: DatabaseTarget = { kind: 'postgres', url: url.toString() };
+  const exists = execSync(`psql "${serverUrl}" -Atc "select 1 from pg_database where datname = '${name}'"`).toString().trim();
+  if (!exists) execSync(`psql "${serverUrl}" -c "create database ${name}"`);
+  await prepare(target, size);
+  log(`Machine: ${machine()}`);
+  log(`Dataset: ${size.name}; ${connections} connections; ${pairs} pairs of ${duration} s slices per load`);
+  const base: Service = { name: 'base', dir: baseDir, port: await freePort() };
+  const head: Service = { name: 'head', dir: process.cwd(), port: await freePort() };
+  const pick = () => randomTaskId(size);
+  const member = async (service: Service) => {
+    const res = await fetch(`http://127.0.0.1:${service.port}/api/projects/${projectId(1)}/members`, { headers: { authorization: `Bearer ${BENCH_TOKEN}` } });
+    return ((await res.json()) as { body: { team_member_id: string }[] }).body[0]!.team_member_id;
+  };
+  const phases: { label: string; settings: Record<string, string>; loads: (memberId: string) => Load[] }[] = [
+    {
+      label: 'defaults',
+      settings: {},
+      loads: (memberId) => [
+        ...(only.includes('breakdowns')
+          ? [
+              { name: 'breakdown, random task', path: () => `/api/project-finance/task/${pick()}/breakdown` },
+              { name: 'breakdown, big task', path: () => `/api/project-finance/task/${BIG_TASK_ID}/breakdown` },
+            ]
+          : []),
+        ...(only.includes('lists') ? [{ name: `project list, ${size.mediumProjectTasks} tasks (cached)`, path: () => `/api/project-finance/project/${projectId(1)}/tasks` }] : []),
+        ...(only.includes('timelogs')
+          ? [
+              {
+                name: `time-log POST, random tasks of a ${size.mediumProjectTasks}-task project`,
+                method: 'POST' as const,
+                path: () => `/api/tasks/${taskId(1, Math.floor(Math.random() * size.mediumProjectTasks))}/time-logs`,
+                body: () => JSON.stringify({ team_member_id: memberId, seconds: 60 + Math.floor(Math.random() * 3600) }),
+              },
+              { name: 'time logs GET, one task', path: () => `/api/tasks/${taskId(1, 0)}/time-logs` },
+            ]
+          : []),
+      ],
+    },
+    {
+      label: 'list cache off',
+      settings: { LIST_CACHE_MB: '0' },
+      loads: () => (only.includes('lists') ? [{ name: `project list, ${size.mediumProjectTasks} tasks (cache off)`, path: () => `/api/project-finance/project/${projectId(1)}/tasks` }] : []),
+    },
+  ];
+  const lines = ['| Load | base / this build req/s per pair (p99 ms, errors) = ratio | median ratio |', '|---|---|---:|'];
+  log(lines.join('\n'));
+  for (const phase of phases) {
+    try {
+      for (const service of [base, head]) start(service, target, phase.settings);
+      for (const service of [base, head]) await waitReady(service.port);
+      const memberId = await member(head);
+      for (const load of phase.loads(memberId)) lines.push(await paired(base, head, load));
+    } finally {
+      for (const service of [base, head]) await stop(service);
+    }
+  }
+  log(`\n${lines.join('\n')}`);
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
