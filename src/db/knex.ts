@@ -6,7 +6,7 @@ import ClientPgLite from 'knex-pglite';
 import pg from 'pg';
 import type { Logger } from '../logger';
 import { trackRequestQueries } from './request-queries';
-import { endConnectionsGivenUp } from './read-deadline';
+import { boundReads } from './read-deadline';
 import { PooledConnections, registerConnections } from './statements';
 
 export type Db = Knex;
@@ -55,10 +55,10 @@ const readDeadlineMs = (target: Extract<DatabaseTarget, { kind: 'postgres' }>): 
 /*
  * Statements and lock waits are bounded on the server (statement_timeout, lock_timeout: the query is
  * cancelled there, not only abandoned by the client). A server that stops answering altogether (a
- * frozen connection) is bounded on the client a few seconds past the server's limit (node-postgres's
- * query_timeout, db/read-deadline.ts).
+ * frozen connection) is bounded on the client a few seconds past the server's limit (readDeadlineMs,
+ * db/read-deadline.ts).
  */
-function sessionSettings(target: Extract<DatabaseTarget, { kind: 'postgres' }>): { options: string; query_timeout?: number } {
+function sessionSettings(target: Extract<DatabaseTarget, { kind: 'postgres' }>): { options: string } {
   // random_page_cost 1.1: an index lookup costs about what a sequential read does when the data is
   // cached (PostgreSQL's default of 4 assumes spinning disks). At 4 the stored breakdown's read
   // scanned every project and every project's figures for each task (a seq scan of 200 rows looked
@@ -68,8 +68,7 @@ function sessionSettings(target: Extract<DatabaseTarget, { kind: 'postgres' }>):
   const statementMs = target.statementTimeoutMs ?? 0;
   if (statementMs > 0) settings.push(`-c statement_timeout=${statementMs}`);
   if ((target.lockTimeoutMs ?? 0) > 0) settings.push(`-c lock_timeout=${target.lockTimeoutMs}`);
-  const readMs = readDeadlineMs(target);
-  return { options: settings.join(' '), ...(readMs > 0 ? { query_timeout: readMs } : {}) };
+  return { options: settings.join(' ') };
 }
 
 export function describeTarget(target: DatabaseTarget): string {
@@ -117,7 +116,7 @@ export function createDb(target: DatabaseTarget, logger?: Logger): Db {
       log: knexLog(logger),
     });
     registerConnections(db, connections);
-    return trackRequestQueries(endConnectionsGivenUp(db));
+    return trackRequestQueries(boundReads(db, readDeadlineMs(target)));
   }
   if (target.dataDir) fs.mkdirSync(path.resolve(target.dataDir), { recursive: true });
   const pglite = new PGlite(target.dataDir ? path.resolve(target.dataDir) : undefined, {

@@ -1,32 +1,70 @@
 import type { Knex } from 'knex';
-import { StatementEvent, connectionsOf } from './statements';
+import { PgConnection, StatementEvent, connectionsOf } from './statements';
 
 /*
  * A PostgreSQL server that stops answering altogether (a frozen connection: its socket open, nothing
- * sent back) is bounded on the client. node-postgres's `query_timeout` (set in knex.ts, 5 s past the
- * server's statement_timeout) fails a statement still unanswered by then with "Query read timeout";
- * its connection is then ended here (node-postgres's end() drops the socket of a connection whose
- * statement is still out), so the pool replaces it rather than queue more statements behind one that
- * will not finish. The request answers 503 (http/error-handler.ts). statement_timeout cancels a
- * statement that runs too long on the server; this bound also counts the time a statement waits
- * behind another of its connection, and its transfer. Opening a connection is bounded by the pool's
- * acquire timeout instead (knex.ts).
+ * sent back) is bounded on the client. A statement still unanswered `ms` after it was sent fails, and
+ * so does every other statement of its connection, which is ended (node-postgres's end() drops the
+ * socket of a connection whose statement is still out): the pool replaces it rather than queue more
+ * statements behind one that will not finish. The request answers 503 (http/error-handler.ts: "Query
+ * read timeout", or the lost connection when its transaction then rolls back). knex.ts sets the bound
+ * 5 s past the server's statement_timeout, which cancels a statement that runs too long on the server;
+ * this one also counts the time a statement waits behind another of its connection and its transfer.
+ *
+ * The statements are seen through knex's 'query', 'query-response' and 'query-error' events, and one
+ * sweep a few times a second looks at them: not node-postgres's query_timeout, whose timer per
+ * statement kept every result alive past the heap's young generation (BENCHMARKS.md: p99 two to three
+ * times higher under random breakdowns). A transaction's begin, commit and savepoints carry no query
+ * id and have no answer event: the deadline of one ends when the connection's next statement is sent,
+ * so a connection idle for longer than `ms` after a commit is ended too, as the pool's idle timeout
+ * (30 s) would have done anyway.
  */
 
-const READ_TIMEOUT = /Query read timeout$/;
-const bounded = new WeakSet<Knex>();
+/** How often the statements in flight are looked at: a statement fails at most this late. */
+const SWEEP_MS = 250;
 
-/** Ends the connection of every statement of `db` that node-postgres gave up waiting for. */
-export function endConnectionsGivenUp(db: Knex): Knex {
+/** The statement each connection is waiting on, and by when it must be answered. */
+type InFlight = { connectionUid: string; queryUid: string | undefined; deadline: number };
+
+const READ_TIMEOUT = 'Query read timeout';
+const bounded = new WeakSet<Knex>();
+/** Every bounded knex's connections waiting on a statement: one sweep for all, while the process runs. */
+const inFlight = new Map<PgConnection, InFlight>();
+/** The knex ids of the connections ended here (a handful: one per frozen connection). */
+const givenUp = new Set<string>();
+let sweeper: NodeJS.Timeout | undefined;
+
+function sweep(now = performance.now()): void {
+  for (const [connection, statement] of inFlight) {
+    if (statement.deadline > now) continue;
+    inFlight.delete(connection);
+    givenUp.add(statement.connectionUid);
+    connection.end().catch(() => undefined);
+  }
+}
+
+/** Bounds every statement of a PostgreSQL knex to `ms` milliseconds without an answer (0: no bound). */
+export function boundReads(db: Knex, ms: number): Knex {
   const connections = connectionsOf(db);
-  if (!connections || bounded.has(db)) return db;
+  if (ms <= 0 || !connections || bounded.has(db)) return db;
   bounded.add(db);
-  db.on('query-error', (error: { message?: string } | undefined, event: StatementEvent) => {
-    if (!READ_TIMEOUT.test(error?.message ?? '')) return;
-    connections
-      .of(event)
-      ?.end()
-      .catch(() => undefined);
+  sweeper ??= setInterval(sweep, SWEEP_MS).unref();
+
+  db.on('query', (event: StatementEvent) => {
+    const connection = connections.of(event);
+    if (connection) inFlight.set(connection, { connectionUid: event.__knexUid as string, queryUid: event.__knexQueryUid, deadline: performance.now() + ms });
   });
+  const answered = (event: StatementEvent | undefined) => {
+    const connection = connections.of(event);
+    if (connection && inFlight.get(connection)?.queryUid === event?.__knexQueryUid) inFlight.delete(connection);
+  };
+  db.on('query-response', (_response: unknown, event: StatementEvent) => answered(event));
+  db.on('query-error', (error: { message?: string } | undefined, event: StatementEvent) => {
+    answered(event);
+    // A statement that failed because its connection was ended here is said to be a read timeout (503).
+    // Its connection is known by id: the registry forgets a connection as it ends.
+    if (error && event?.__knexUid && givenUp.has(event.__knexUid) && !error.message?.endsWith(READ_TIMEOUT)) error.message = `${error.message ?? ''} - ${READ_TIMEOUT}`;
+  });
+
   return db;
 }
