@@ -1,4 +1,4 @@
-import http, { type Server } from 'node:http';
+import type { Server } from 'node:http';
 import v8 from 'node:v8';
 import { createApp } from './app';
 import { listenForRevocations } from './auth/revocation-listener';
@@ -11,6 +11,7 @@ import { StartupError, openDatabase } from './db/open-database';
 import { onRefreshed } from './finance/figures';
 import { createPartsFiller } from './finance/parts-fill';
 import { createActivity } from './http/activity';
+import { serverFor } from './http/express-server';
 import { createLogger } from './logger';
 import { ensureDefaultTeam } from './teams/teams.service';
 import { printWelcome } from './welcome';
@@ -88,7 +89,7 @@ async function main(): Promise<void> {
       webDir: DEFAULT_WEB_DIR,
       isStarted: () => started,
     });
-    server = http.createServer(app).listen(config.port, config.host);
+    server = serverFor(app).listen(config.port, config.host);
     await listen(server, config.port, config.host);
     const access = await bootstrapAccess(db, config.adminToken);
     started = true;
