@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { PgConnection, StatementEvent, connectionsOf } from './statements';
+import { PgConnection, PooledConnections, StatementEvent, connectionsOf } from './statements';
 
 /*
  * A PostgreSQL server that stops answering altogether (a frozen connection: its socket open, nothing
@@ -13,32 +13,33 @@ import { PgConnection, StatementEvent, connectionsOf } from './statements';
  *
  * The statements are seen through knex's 'query', 'query-response' and 'query-error' events, and one
  * sweep a few times a second looks at them: not node-postgres's query_timeout, whose timer per
- * statement kept every result alive past the heap's young generation (BENCHMARKS.md: p99 two to three
- * times higher under random breakdowns). A transaction's begin, commit and savepoints carry no query
- * id and have no answer event: the deadline of one ends when the connection's next statement is sent,
- * so a connection idle for longer than `ms` after a commit is ended too, as the pool's idle timeout
- * (30 s) would have done anyway.
+ * statement kept every result alive past the heap's young generation (BENCHMARKS.md, fifteenth run).
+ * A transaction's begin, commit and savepoints carry no query id and have no answer event: the
+ * deadline of one ends when the connection's next statement is sent, so a connection idle for longer
+ * than `ms` after a commit is ended too, as the pool's idle timeout (30 s) has done by then anyway.
  */
 
 /** How often the statements in flight are looked at: a statement fails at most this late. */
 const SWEEP_MS = 250;
 
 /** The statement each connection is waiting on, and by when it must be answered. */
-type InFlight = { connectionUid: string; queryUid: string | undefined; deadline: number };
+type InFlight = { connections: PooledConnections; connectionUid: string; queryUid: string | undefined; deadline: number };
 
 const READ_TIMEOUT = 'Query read timeout';
 const bounded = new WeakSet<Knex>();
 /** Every bounded knex's connections waiting on a statement: one sweep for all, while the process runs. */
 const inFlight = new Map<PgConnection, InFlight>();
-/** The knex ids of the connections ended here (a handful: one per frozen connection). */
-const givenUp = new Set<string>();
+/** The statement each connection ended here was waiting on (knex's connection id to query id), until it fails. */
+const givenUp = new Map<string, string>();
 let sweeper: NodeJS.Timeout | undefined;
 
 function sweep(now = performance.now()): void {
   for (const [connection, statement] of inFlight) {
     if (statement.deadline > now) continue;
     inFlight.delete(connection);
-    givenUp.add(statement.connectionUid);
+    // A connection already ended (it failed meanwhile) has nothing left to fail.
+    if (!statement.connections.of({ __knexUid: statement.connectionUid })) continue;
+    if (statement.queryUid) givenUp.set(statement.connectionUid, statement.queryUid);
     connection.end().catch(() => undefined);
   }
 }
@@ -52,7 +53,7 @@ export function boundReads(db: Knex, ms: number): Knex {
 
   db.on('query', (event: StatementEvent) => {
     const connection = connections.of(event);
-    if (connection) inFlight.set(connection, { connectionUid: event.__knexUid as string, queryUid: event.__knexQueryUid, deadline: performance.now() + ms });
+    if (connection) inFlight.set(connection, { connections, connectionUid: event.__knexUid as string, queryUid: event.__knexQueryUid, deadline: performance.now() + ms });
   });
   const answered = (event: StatementEvent | undefined) => {
     const connection = connections.of(event);
@@ -61,9 +62,12 @@ export function boundReads(db: Knex, ms: number): Knex {
   db.on('query-response', (_response: unknown, event: StatementEvent) => answered(event));
   db.on('query-error', (error: { message?: string } | undefined, event: StatementEvent) => {
     answered(event);
-    // A statement that failed because its connection was ended here is said to be a read timeout (503).
-    // Its connection is known by id: the registry forgets a connection as it ends.
-    if (error && event?.__knexUid && givenUp.has(event.__knexUid) && !error.message?.endsWith(READ_TIMEOUT)) error.message = `${error.message ?? ''} - ${READ_TIMEOUT}`;
+    // The statement whose connection was ended here fails as a read timeout (503). Known by ids: the
+    // registry forgets a connection as it ends.
+    const connectionUid = event?.__knexUid;
+    if (!error || !connectionUid || givenUp.get(connectionUid) !== event?.__knexQueryUid) return;
+    givenUp.delete(connectionUid);
+    error.message = `${error.message ?? ''} - ${READ_TIMEOUT}`;
   });
 
   return db;
