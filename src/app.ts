@@ -21,7 +21,6 @@ import { admissionInTurns, clientByCheckedToken } from './http/admission';
 import { eventsRouter } from './events/events.router';
 import { rateLimit } from './http/rate-limit';
 import { TeamShare, teamShare } from './http/team-share';
-import { gated } from './http/gate';
 import { cutStalledClients } from './http/stalled-clients';
 import { sendJson } from './http/respond';
 import { TURN_MS } from './turns';
@@ -169,18 +168,17 @@ export function createApp(deps: AppDeps): Express {
   api.use(cancelQueriesWhenClientLeaves(db));
   // One team never holds every render slot (when there are two or more): another team always finds one.
   const renders = { instance: createLimiter(listRenders, Math.max(1, listRenders - 1)), perTeam: createTeamLimiter(teamRenders) };
-  // Each router only sees the paths its routes start with (http/gate.ts).
-  api.use(gated(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), renders, deps.refreshBehindBreakdowns ? logger : undefined)));
-  api.use(gated(jobRolesRouter(db)));
-  api.use(gated(teamMembersRouter(db)));
-  api.use(gated(projectsRouter(db)));
-  api.use(gated(tasksRouter(db)));
-  api.use(gated(timeLogsRouter(db)));
-  api.use(gated(sessionRouter(db)));
-  api.use(gated(tokensRouter(db, tokenCache)));
-  api.use(gated(eventsRouter(db)));
+  api.use(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), renders, deps.refreshBehindBreakdowns ? logger : undefined));
+  api.use(jobRolesRouter(db));
+  api.use(teamMembersRouter(db));
+  api.use(projectsRouter(db));
+  api.use(tasksRouter(db));
+  api.use(timeLogsRouter(db));
+  api.use(sessionRouter(db));
+  api.use(tokensRouter(db, tokenCache));
+  api.use(eventsRouter(db));
   // Unset (an app built in-process, e.g. by a test): as WEBHOOK_ALLOW_PRIVATE says, refused by default.
-  api.use(gated(webhooksRouter(db, { allowPrivate: deps.webhookAllowPrivate ?? process.env.WEBHOOK_ALLOW_PRIVATE === 'true' })));
+  api.use(webhooksRouter(db, { allowPrivate: deps.webhookAllowPrivate ?? process.env.WEBHOOK_ALLOW_PRIVATE === 'true' }));
   app.use('/api', api);
   // After /api, whose requests (the many) then never walk these routers' routes.
   app.use(openApiRouter());

@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { Logger } from '../logger';
 import { trackRequestQueries } from './request-queries';
 import { boundReads } from './read-deadline';
+import { PooledConnections, registerConnections } from './statements';
 
 export type Db = Knex;
 
@@ -47,6 +48,10 @@ export function withoutTimeLimits(target: DatabaseTarget): DatabaseTarget {
   return target.kind === 'postgres' ? { ...target, statementTimeoutMs: 0, lockTimeoutMs: 0, poolMax: 1 } : target;
 }
 
+/** How long a statement may go unanswered before its connection is given up: 5 s past the server's own limit (0: no limit). */
+const readDeadlineMs = (target: Extract<DatabaseTarget, { kind: 'postgres' }>): number =>
+  (target.statementTimeoutMs ?? 0) > 0 ? (target.statementTimeoutMs as number) + 5_000 : 0;
+
 /*
  * Statements and lock waits are bounded on the server (statement_timeout, lock_timeout: the query is
  * cancelled there, not only abandoned by the client). A server that stops answering altogether (a
@@ -65,10 +70,6 @@ function sessionSettings(target: Extract<DatabaseTarget, { kind: 'postgres' }>):
   if ((target.lockTimeoutMs ?? 0) > 0) settings.push(`-c lock_timeout=${target.lockTimeoutMs}`);
   return { options: settings.join(' ') };
 }
-
-/** How long a statement may go unanswered before its connection is given up: 5 s past the server's own limit (0: no limit). */
-const readDeadlineMs = (target: Extract<DatabaseTarget, { kind: 'postgres' }>): number =>
-  (target.statementTimeoutMs ?? 0) > 0 ? (target.statementTimeoutMs as number) + 5_000 : 0;
 
 export function describeTarget(target: DatabaseTarget): string {
   if (target.kind === 'pglite') return `embedded PGlite (${target.dataDir ?? 'in memory'})`;
@@ -103,16 +104,18 @@ export function createDb(target: DatabaseTarget, logger?: Logger): Db {
         return pg.types.getTypeParser(oid, format as 'text');
       },
     };
+    const connections = new PooledConnections();
     const db = knex({
       client: 'pg',
       // No JIT: these are short statements over a few rows, but a recursive walk's estimated cost can
       // pass jit_above_cost, and compiling it took 28 ms of a 1 ms roll-up refresh (measured).
       connection: { connectionString: target.url, types, ...sessionSettings(target) } as Knex.PgConnectionConfig,
-      pool: { min: 0, max: target.poolMax ?? 10 },
+      pool: { min: 0, max: target.poolMax ?? 10, afterCreate: connections.afterCreate },
       // While the server is unreachable a request fails (503) within this bound instead of queueing.
       acquireConnectionTimeout: 10_000,
       log: knexLog(logger),
     });
+    registerConnections(db, connections);
     return trackRequestQueries(boundReads(db, readDeadlineMs(target)));
   }
   if (target.dataDir) fs.mkdirSync(path.resolve(target.dataDir), { recursive: true });

@@ -1,52 +1,47 @@
 import type { Knex } from 'knex';
 
 /*
- * The statements sent on the pooled connections of a PostgreSQL knex, watched through one wrapper of
- * each connection's query method: request-queries.ts records each in its request's scope, and
- * read-deadline.ts bounds how long it may go unanswered. A watcher sees a statement as it is sent and
- * returns what to do when its answer (or its error) comes, before the caller hears of it. knex and
- * db/hot-query.ts always pass a callback; a statement sent without one is not watched.
+ * The statements of a PostgreSQL knex, seen through knex's public events ('query', 'query-response',
+ * 'query-error'), and the pooled connections they run on, registered by the pool's afterCreate hook.
+ * request-queries.ts records each statement in its request's scope; read-deadline.ts closes the
+ * connection of a statement the server never answered. Nothing of knex or node-postgres is wrapped.
  */
 
-/** A node-postgres client of the pool, as watchers see it: its server process and the socket under it. */
+/** A node-postgres client of the pool, as this service uses it: its server process, and end(). */
 export type PgConnection = {
   processID?: number;
-  query: (config: unknown, callback?: unknown) => unknown;
-  connection?: { stream?: { destroy(error?: Error): void } };
+  end(): Promise<void>;
+  once(event: 'end', listener: () => void): unknown;
 };
 
-/** Sees a statement as it is sent (`config`: node-postgres's query config); returns what to run when it is answered. */
-export type StatementWatcher = (connection: PgConnection, config: { text?: unknown } | undefined) => (() => void) | undefined;
+/** What knex's query events say of a statement (documented: the connection's and the query's ids, its SQL). */
+export type StatementEvent = { __knexUid?: string; __knexQueryUid?: string; sql?: unknown };
 
-const watchersOf = new WeakMap<object, StatementWatcher[]>();
+/** The pooled connections of one knex by knex's connection id, filled by the pool's afterCreate. */
+export class PooledConnections {
+  private readonly byUid = new Map<string, PgConnection>();
 
-/** Adds `watcher` to every statement of `db`'s pooled connections, opened from now on. */
-export function watchStatements(db: Knex, watcher: StatementWatcher): void {
-  const client = db.client as { acquireRawConnection(): Promise<PgConnection> };
-  const watchers = watchersOf.get(client);
-  if (watchers) {
-    watchers.push(watcher);
-    return;
-  }
-  const all = [watcher];
-  watchersOf.set(client, all);
-  const acquire = client.acquireRawConnection.bind(client);
-  client.acquireRawConnection = async () => {
-    const connection = await acquire();
-    const query = connection.query.bind(connection);
-    connection.query = (config, callback) => {
-      if (typeof callback !== 'function') return query(config, callback);
-      const answered: (() => void)[] = [];
-      for (const watch of all) {
-        const done = watch(connection, config as { text?: unknown } | undefined);
-        if (done) answered.push(done);
-      }
-      if (answered.length === 0) return query(config, callback);
-      return query(config, (...args: unknown[]) => {
-        for (const done of answered) done();
-        (callback as (...answer: unknown[]) => void)(...args);
-      });
-    };
-    return connection;
+  /** For knex's `pool.afterCreate`: the connection has its `__knexUid` by then. */
+  readonly afterCreate = (connection: PgConnection & { __knexUid?: string }, done: (err: Error | null, connection: unknown) => void): void => {
+    const uid = connection.__knexUid;
+    if (uid) {
+      this.byUid.set(uid, connection);
+      connection.once('end', () => this.byUid.delete(uid));
+    }
+    done(null, connection);
   };
+
+  of(event: StatementEvent | undefined): PgConnection | undefined {
+    return event?.__knexUid ? this.byUid.get(event.__knexUid) : undefined;
+  }
 }
+
+const registries = new WeakMap<Knex, PooledConnections>();
+
+/** Ties `db` to the registry its pool was configured with (knex.ts). */
+export function registerConnections(db: Knex, connections: PooledConnections): void {
+  registries.set(db, connections);
+}
+
+/** The pooled connections of a PostgreSQL knex; undefined on the embedded database. */
+export const connectionsOf = (db: Knex): PooledConnections | undefined => registries.get(db);

@@ -1,6 +1,5 @@
 import type { Knex } from 'knex';
-import { hotQuery } from '../db/hot-query';
-import { prepared } from '../db/prepared';
+import { prepared, preparedRaw } from '../db/prepared';
 import { ListOrder, Page, PageRequest, pageSql, takePage } from '../http/paging';
 
 export type ProjectRow = {
@@ -53,7 +52,7 @@ export async function listProjects(db: Knex, teamId: string, page: PageRequest):
   const sql = `select ${PROJECT_COLUMNS.join(', ')}, ${paged.keys} from projects
     where team_id = :teamId and ${paged.after} order by ${paged.orderBy} limit ${paged.limit}`;
   const name = page.after ? 'projects_list_after' : 'projects_list';
-  return takePage((await hotQuery<ProjectRow>(db, name, sql, { teamId, ...paged.bindings })).rows, PROJECTS_ORDER, page);
+  return takePage((await preparedRaw<ProjectRow>(db, name, sql, { teamId, ...paged.bindings })).rows, PROJECTS_ORDER, page);
 }
 
 export async function updateProject(

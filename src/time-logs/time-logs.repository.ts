@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { hotQuery } from '../db/hot-query';
+import { preparedRaw } from '../db/prepared';
 import { ListOrder, Page, PageRequest, pagedQuery, takePage } from '../http/paging';
 import { markLockedTask, projectOfTaskShared } from '../finance/read-model/freshness';
 
@@ -47,7 +47,7 @@ export async function logTime(
   teamId: string,
   log: { task_id: string; team_member_id: string; seconds: number; logged_at: string; note: string | null },
 ): Promise<LoggedTime> {
-  const result = await hotQuery<TimeLogRow & { task_found: boolean }>(
+  const result = await preparedRaw<TimeLogRow & { task_found: boolean }>(
     db,
     'log_time',
     `with locked as (${projectOfTaskShared(['id', 'revision', 'time_zone'])}),

@@ -4,12 +4,20 @@ import { serverFor } from '../../src/http/express-server';
 
 /*
  * src/http/express-server.ts: requests and responses are made with the app's prototypes, so Express's
- * own Object.setPrototypeOf finds nothing to change; they still work as Node's and Express's.
+ * own Object.setPrototypeOf finds nothing to change; they still work as Node's and Express's. This
+ * fails if an upgrade of Express (pinned exactly in package.json) or Node breaks the patch: Express
+ * giving requests another prototype than app.request, or Node's constructors refusing the subclass.
  */
 it("makes requests and responses with the app's prototypes, which still read bodies and stream answers", async () => {
   const app = express();
   app.use(express.json());
   const atArrival: boolean[] = [];
+  const inHandlers: boolean[] = [];
+  // Every request passes here after Express took it up: its prototypes are still the ones it was made with.
+  app.use((req, res, next) => {
+    inHandlers.push(Object.getPrototypeOf(req) === app.request, Object.getPrototypeOf(res) === app.response);
+    next();
+  });
   app.post('/echo', (req, res) => {
     res.status(201).json({ body: req.body, q: req.query.q, host: typeof req.get('host') });
   });
@@ -30,6 +38,7 @@ it("makes requests and responses with the app's prototypes, which still read bod
     const stream = await fetch(`${base}/stream`);
     expect(await stream.text()).toBe('one,two');
     expect(atArrival).toEqual([true, true, true, true]);
+    expect(inHandlers).toEqual([true, true, true, true]);
   } finally {
     await new Promise((resolve) => server.close(resolve));
   }

@@ -1,5 +1,5 @@
 import type { Knex } from 'knex';
-import { hotQuery } from '../../db/hot-query';
+import { preparedRaw } from '../../db/prepared';
 import { ReadAll, batchedReads } from '../../db/batched-reads';
 import { isUuid } from '../../http/validate';
 import { nowIso } from '../../clock';
@@ -73,8 +73,7 @@ const STORED_BREAKDOWNS_SQL = `select k.key::text as key, t.id, t.name, t.projec
  */
 const readStoredBreakdowns: ReadAll<StoredBreakdownKey, StoredBreakdownRow> = async (db, keys) => {
   const now = nowIso();
-  // The hottest read of all: straight on a pooled connection (db/hot-query.ts).
-  const result = await hotQuery<StoredBreakdownRow & { key: string }>(
+  const result = await preparedRaw<StoredBreakdownRow & { key: string }>(
     db,
     'finance_stored_breakdowns',
     STORED_BREAKDOWNS_SQL,

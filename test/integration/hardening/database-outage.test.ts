@@ -114,7 +114,7 @@ describeOnServer('database outage (PostgreSQL)', () => {
     const down = await get();
     expect(down.status).toBe(503);
     expect(down.body).toEqual({ success: false, error: { code: 'SERVICE_UNAVAILABLE', message: expect.any(String) } });
-    // The statements run straight on a pooled connection (db/hot-query.ts) fail the same way.
+    // The prepared statements of the hottest reads and writes fail the same way.
     for (const res of [await breakdown(), await log()]) {
       expect(res.status).toBe(503);
       expect(res.body.error.code).toBe('SERVICE_UNAVAILABLE');
@@ -165,7 +165,7 @@ describeOnServer('database outage (PostgreSQL)', () => {
       while ((await api.get('/api/job-roles')).status !== 200);
       proxy.freeze();
       await api.as(undefined).get('/readyz').expect(503);
-      // Both through knex and straight on a pooled connection (db/hot-query.ts): bounded, never a hang.
+      // A plain read and a prepared statement alike: bounded, never a hang.
       const [frozen, frozenBreakdown] = await Promise.all([api.get('/api/job-roles'), api.get(`/api/project-finance/task/${task.id}/breakdown`)]);
       expect(frozen.status).toBe(503);
       expect(frozen.headers['retry-after']).toBe('1');
@@ -177,7 +177,7 @@ describeOnServer('database outage (PostgreSQL)', () => {
 
   it('gives up a statement the hung server never answers, and replaces its connection', async () => {
     // One pooled connection, open before the freeze: the request after it runs there, where only the
-    // read deadline (db/read-deadline.ts: the statement timeout plus 5 s) ends its wait. A new
+    // read deadline (node-postgres query_timeout, db/read-deadline.ts: the statement timeout plus 5 s) ends its wait. A new
     // connection would instead end in the pool's acquire timeout, with another message.
     await withLimitedDb({ statementTimeoutMs: 1_000, poolMax: 1 }, async (api, limited) => {
       const backendOf = async () => (await limited.raw('select pg_backend_pid() as pid')).rows[0].pid as number;
