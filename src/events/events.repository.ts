@@ -16,17 +16,30 @@ export type EventRow = { id: string; seq: string; type: EventType; occurred_at: 
 export async function recordEvent(trx: Knex, teamId: string, type: EventType, data: Record<string, unknown> | undefined): Promise<void> {
   if (data === undefined) return;
   await trx.raw(
-    `with event as (
-       insert into events (team_id, type, occurred_at, data)
-       values (:teamId, :type, cast(:now as timestamptz), cast(:data as jsonb))
-       returning id
-     )
-     insert into webhook_deliveries (team_id, webhook_id, event_id, next_attempt_at, created_at)
-     select :teamId, w.id, event.id, cast(:now as timestamptz), cast(:now as timestamptz)
-     from event cross join webhooks w
-     where w.team_id = :teamId and (w.event_types @> array[cast(:type as text)] or w.event_types @> array['*'])`,
+    `with ${eventCtes('(select 1) one', 'cast(:data as jsonb)')}
+     select 1 from queued`,
     { teamId, type, now: nowIso(), data: toJson(data) },
   );
+}
+
+/**
+ * SQL: the CTEs `event` and `queued` that record one event per row of `source` with `dataSql` (jsonb)
+ * and queue its deliveries, as recordEvent does; for a write that records its event in its own
+ * statement (a time log: one round trip, no transaction). Bindings :teamId, :type and :now.
+ */
+export function eventCtes(source: string, dataSql: string): string {
+  return `event as (
+       insert into events (team_id, type, occurred_at, data)
+       select :teamId, :type, cast(:now as timestamptz), ${dataSql} from ${source}
+       returning id
+     ),
+     queued as (
+       insert into webhook_deliveries (team_id, webhook_id, event_id, next_attempt_at, created_at)
+       select :teamId, w.id, event.id, cast(:now as timestamptz), cast(:now as timestamptz)
+       from event cross join webhooks w
+       where w.team_id = :teamId and (w.event_types @> array[cast(:type as text)] or w.event_types @> array['*'])
+       returning 1
+     )`;
 }
 
 /*

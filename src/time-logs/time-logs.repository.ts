@@ -1,5 +1,7 @@
 import type { Knex } from 'knex';
 import { preparedRaw } from '../db/prepared';
+import { nowIso } from '../clock';
+import { eventCtes } from '../events/events.repository';
 import { ListOrder, Page, PageRequest, pagedQuery, takePage } from '../http/paging';
 import { markLockedTask, projectOfTaskShared } from '../finance/read-model/freshness';
 
@@ -32,6 +34,14 @@ async function subtractFromMemberTotal(db: Knex, teamId: string, log: TimeLogRow
 
 /** What logging time found: the task's project (none: no such task, or archived) and the log written (none: not a member of the team). */
 export type LoggedTime = { taskFound: boolean; log: TimeLogRow | undefined };
+
+/**
+ * SQL: time_log.created's data (events/event-data.ts, timeLogEvent) of the row `log` in project
+ * `locked`, built in the statement that writes the log; `logged_at` as JavaScript writes a Date.
+ */
+const TIME_LOG_CREATED_DATA = `jsonb_build_object('time_log_id', log.id, 'project_id', locked.id, 'task_id', log.task_id,
+       'team_member_id', log.team_member_id, 'seconds', log.seconds,
+       'logged_at', to_char(log.logged_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
 
 /**
  * Logs time on a task, in one statement (so one round trip, atomic without a transaction of its own):
@@ -72,10 +82,13 @@ export async function logTime(
        on conflict (team_id, task_id, team_member_id, day) do update
          set total_seconds = d.total_seconds + excluded.total_seconds, log_count = d.log_count + 1
        returning 1
-     )
+     ),
+     ${eventCtes('log, locked', TIME_LOG_CREATED_DATA)}
      select exists (select 1 from locked) as task_found, log.* from (select 1) one left join log on true`,
     {
       teamId,
+      type: 'time_log.created',
+      now: nowIso(),
       taskId: log.task_id,
       memberId: log.team_member_id,
       seconds: log.seconds,

@@ -18,18 +18,14 @@ function presentTimeLog(row: repo.TimeLogRow) {
 const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? secondsFromHours(body.hours ?? 0);
 
 export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
-  // The log and its event commit together (events/events.repository.ts).
-  const { taskFound, log } = await db.transaction(async (trx) => {
-    const logged = await repo.logTime(trx, teamId, {
-      task_id: taskId,
-      team_member_id: body.team_member_id.toLowerCase(),
-      seconds: secondsOf(body),
-      // Now by the service's clock (never the database server's), like every "today".
-      logged_at: body.logged_at ?? nowIso(),
-      note: body.note ?? null,
-    });
-    if (logged.log) await recordEvent(trx, teamId, 'time_log.created', timeLogEvent(logged.log, await repo.projectOfTask(trx, teamId, taskId)));
-    return logged;
+  // The log and its event are written by one statement, so they commit together (events/events.repository.ts).
+  const { taskFound, log } = await repo.logTime(db, teamId, {
+    task_id: taskId,
+    team_member_id: body.team_member_id.toLowerCase(),
+    seconds: secondsOf(body),
+    // Now by the service's clock (never the database server's), like every "today".
+    logged_at: body.logged_at ?? nowIso(),
+    note: body.note ?? null,
   });
   if (!taskFound) throw notFound('TASK_NOT_FOUND', 'Task');
   if (!log) throw fieldError('team_member_id', 'is not a member of this team');
