@@ -9,7 +9,7 @@ import { commandOption, datasetLine, freePort, log, machine, prepare, rowsPresen
 
 /*
  * npm run bench:paired -- --base <worktree of the other build> [--head <worktree>: this one] [--size small|full] [--database pfs_paired]
- *                         [--base-database pfs_paired_base] [--duration 1] [--pairs 3] [--connections 10] [--only breakdowns,lists,timelogs]
+ *                         [--base-database pfs_paired_base] [--duration 1] [--pairs 3] [--connections 10] [--only breakdowns,lists,timelogs,exports]
  *
  * Two builds served at once against one PostgreSQL database, asked in turn: for each load, `pairs`
  * ratios of this build's throughput to the base's, each over sixteen alternating slices of `duration`
@@ -152,6 +152,13 @@ async function main() {
             ]
           : []),
         ...(only.includes('lists') ? [{ name: `project list, ${size.mediumProjectTasks} tasks (cached)`, path: () => `/api/project-finance/project/${projectId(1)}/tasks` }] : []),
+        // Not in the default set: the isolation scenario's exports of the large project, one at a time per connection.
+        ...(only.includes('exports')
+          ? (['csv', 'xlsx'] as const).map((format) => ({
+              name: `${format.toUpperCase()} export, ${size.largeProjectTasks}-task project`,
+              path: () => `/api/project-finance/project/${projectId(0)}/export?format=${format}`,
+            }))
+          : []),
         ...(only.includes('timelogs')
           ? [
               {
