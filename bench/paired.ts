@@ -1,19 +1,25 @@
 import { ChildProcess, execSync, spawn } from 'node:child_process';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import autocannon from 'autocannon';
 import type { DatabaseTarget } from '../src/db/knex';
 import { BENCH_TOKEN, BIG_TASK_ID, SIZES, Size, projectId, randomTaskId, taskId } from './dataset';
-import { commandOption, freePort, log, machine, prepare, serverUrl, waitReady } from './support';
+import { createDb } from '../src/db/knex';
+import { commandOption, datasetLine, freePort, log, machine, prepare, rowsPresent, serverUrl, waitReady } from './support';
 
 /*
  * npm run bench:paired -- --base <worktree of the other build> [--head <worktree>: this one] [--size small|full] [--database pfs_paired]
- *                         [--duration 1] [--pairs 3] [--connections 10] [--only breakdowns,lists,timelogs]
+ *                         [--base-database pfs_paired_base] [--duration 1] [--pairs 3] [--connections 10] [--only breakdowns,lists,timelogs,exports]
  *
  * Two builds served at once against one PostgreSQL database, asked in turn: for each load, `pairs`
  * ratios of this build's throughput to the base's, each over sixteen alternating slices of `duration`
  * seconds (see paired()). Both services see the
  * same machine within seconds of each other, so a ratio holds where absolute figures drift. Each
  * build must be built already (`npm run build` in both worktrees); the dataset is bench/dataset.ts's.
+ *
+ * --base-database: the base served from a database of its own, for a base whose migrations differ
+ * (knex refuses a database holding migrations it does not know). Each database is prepared by its own
+ * build's bench/support.ts (its migrations, its dataset generator, its settle) with the same size.
  */
 
 const args = process.argv.slice(2);
@@ -95,17 +101,38 @@ async function paired(base: Service, head: Service, load: Load): Promise<string>
   return line;
 }
 
-async function main() {
-  if (!option('base', '')) throw new Error('--base <directory of the other build> is required');
-  const name = option('database', 'pfs_paired');
+function database(name: string): DatabaseTarget {
   const url = new URL(serverUrl);
   url.pathname = `/${name}`;
-  const target: DatabaseTarget = { kind: 'postgres', url: url.toString() };
   const exists = execSync(`psql "${serverUrl}" -Atc "select 1 from pg_database where datname = '${name}'"`).toString().trim();
   if (!exists) execSync(`psql "${serverUrl}" -c "create database ${name}"`);
-  await prepare(target, size);
+  return { kind: 'postgres', url: url.toString() };
+}
+
+async function main() {
+  if (!option('base', '')) throw new Error('--base <directory of the other build> is required');
+  const target = database(option('database', 'pfs_paired'));
+  const baseDatabase = option('base-database', '');
+  const baseTarget = baseDatabase ? database(baseDatabase) : target;
+  // The base's database prepared by the base's own harness: its migrations and its code's settle.
+  const basePrepare: typeof prepare = baseDatabase
+    ? ((await import(pathToFileURL(path.join(baseDir, 'bench/support.ts')).href)) as { prepare: typeof prepare }).prepare
+    : prepare;
+  const prepareBoth = async () => {
+    await prepare(target, size);
+    if (baseTarget !== target) await basePrepare(baseTarget, size);
+  };
+  await prepareBoth();
   log(`Machine: ${machine()}`);
-  log(`Dataset: ${size.name}; ${connections} connections; ${pairs} pairs of ${duration} s slices per load`);
+  for (const [label, t] of baseTarget === target ? ([['both', target]] as const) : ([['this build', target], ['base', baseTarget]] as const)) {
+    const db = createDb(t);
+    try {
+      log(`${label}: ${datasetLine(size, await rowsPresent(db))}`);
+    } finally {
+      await db.destroy();
+    }
+  }
+  log(`${connections} connections; ${pairs} pairs of ${duration} s slices per load`);
   const base: Service = { name: 'base', dir: baseDir, port: await freePort() };
   const head: Service = { name: 'head', dir: path.resolve(option('head', '.')), port: await freePort() };
   const pick = () => randomTaskId(size);
@@ -125,6 +152,13 @@ async function main() {
             ]
           : []),
         ...(only.includes('lists') ? [{ name: `project list, ${size.mediumProjectTasks} tasks (cached)`, path: () => `/api/project-finance/project/${projectId(1)}/tasks` }] : []),
+        // Not in the default set: the isolation scenario's exports of the large project, one at a time per connection.
+        ...(only.includes('exports')
+          ? (['csv', 'xlsx'] as const).map((format) => ({
+              name: `${format.toUpperCase()} export, ${size.largeProjectTasks}-task project`,
+              path: () => `/api/project-finance/project/${projectId(0)}/export?format=${format}`,
+            }))
+          : []),
         ...(only.includes('timelogs')
           ? [
               {
@@ -148,11 +182,13 @@ async function main() {
   for (const phase of phases) {
     // Every project's figures current and breakdown parts filled before each phase: the writes of the
     // one before left work that the service idle in each slice (the one not asked) would do meanwhile.
-    if (phase !== phases[0]) await prepare(target, size);
+    if (phase !== phases[0]) await prepareBoth();
     try {
-      for (const service of [base, head]) start(service, target, phase.settings);
+      start(base, baseTarget, phase.settings);
+      start(head, target, phase.settings);
       for (const service of [base, head]) await waitReady(service.port);
       const memberId = await member(head);
+      if (baseTarget !== target && (await member(base)) !== memberId) throw new Error('the two databases hold different datasets');
       for (const load of phase.loads(memberId)) lines.push(await paired(base, head, load));
     } finally {
       for (const service of [base, head]) await stop(service);
