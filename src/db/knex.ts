@@ -62,8 +62,7 @@ function sessionSettings(target: Extract<DatabaseTarget, { kind: 'postgres' }>):
   // random_page_cost 1.1: an index lookup costs about what a sequential read does when the data is
   // cached (PostgreSQL's default of 4 assumes spinning disks). At 4 the stored breakdown's read
   // scanned every project and every project's figures for each task (a seq scan of 200 rows looked
-  // cheaper than one index lookup): 12,400-13,150 reads/s against 20,600-21,540 (BENCHMARKS.md,
-  // twelfth run).
+  // cheaper than one index lookup).
   const settings = ['-c jit=off', '-c random_page_cost=1.1'];
   const statementMs = target.statementTimeoutMs ?? 0;
   if (statementMs > 0) settings.push(`-c statement_timeout=${statementMs}`);

@@ -13,7 +13,7 @@ import { PgConnection, PooledConnections, StatementEvent, connectionsOf } from '
  *
  * The statements are seen through knex's 'query', 'query-response' and 'query-error' events, and one
  * sweep a few times a second looks at them: not node-postgres's query_timeout, whose timer per
- * statement kept every result alive past the heap's young generation (BENCHMARKS.md, fifteenth run).
+ * statement keeps every result alive past the heap's young generation.
  * A transaction's begin, commit and savepoints carry no query id and have no answer event: the
  * deadline of one ends when the connection's next statement is sent, so a connection idle for longer
  * than `ms` after a commit is ended too, as the pool's idle timeout (30 s) has done by then anyway.

@@ -106,10 +106,8 @@ export type ChangedLineRow = {
  * periods before the change, unless a rate recurs), are not read; those of a member's repriced role
  * are, logged on any task, and lines that do not change are then left out. With no task logged on a
  * day the change reprices (`loggedTasks` empty: tasksCostedAt's `logged`, such as a change effective
- * after the last log), no line can change and nothing is read. On the benchmark's 10,000-task project
- * a raise of every role from 18 months back read 82,000 days here, against 125,000 copied to a
- * temporary table and costed day by day before (550 ms of statements before, 150-175 ms now;
- * BENCHMARKS.md, twelfth run).
+ * after the last log), no line can change and nothing is read; the days are read in place, never
+ * copied to a temporary table and costed one by one.
  *
  * The days are joined to their piece by `d.day + 0`, a bound no index scan can take: the planner
  * expects a handful of pieces (there are dozens), and given the bound it read the project's days in

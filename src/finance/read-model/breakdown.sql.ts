@@ -43,9 +43,8 @@ export type StoredBreakdownRow = StoredSummaryFigures & {
   read_at: string;
   /**
    * The breakdown's answer, encoded by the first request that answers from this row (finance.service's
-   * getBreakdown): the requests that share the row share it. The big task's answer is 118 KB, and
-   * encoding it once per request set off a full garbage collection every 100 ms (BENCHMARKS.md,
-   * fifteenth run).
+   * getBreakdown): the requests that share the row share it, so a large answer is not encoded, and its
+   * garbage collected, once per request.
    */
   answer?: Buffer;
 };

@@ -132,8 +132,7 @@ const READ_BATCH = 150;
 
 /**
  * Tasks whose re-costed estimates one statement stores (refreshTaskEstimates): fewer statements than
- * tasks, each sent while the next batch is computed. A single statement for the 5,000 tasks of a raise
- * on the benchmark's largest project was no faster than three (BENCHMARKS.md, tenth run).
+ * tasks, each sent while the next batch is computed (one statement for every task measured no faster).
  */
 const WRITE_BATCH = 2000;
 

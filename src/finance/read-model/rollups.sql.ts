@@ -78,8 +78,8 @@ const KIND_DELTAS = (['billable', 'non_billable'] as const).flatMap((kind) => LA
  * its new value is its old one plus the change of each task of the subtree whose figures changed. The
  * subtree is refreshRollups' walk (non-archived children down from the task): a task's change counts
  * in its own roll-up if it is not archived, and climbs from a task to its parent while the task is not
- * archived. Each row is written once, with its list row, where storing the figures and then summing
- * every subtree again wrote the tasks twice and read every subtree (BENCHMARKS.md, tenth run).
+ * archived. Each row is written once, with its list row: storing the figures and then summing every
+ * subtree again would write the tasks twice and read every subtree.
  * Ancestors whose figures no change moved (a rename) are left alone. Counts the tasks of r it stored.
  */
 const UPDATE_FIGURES_SQL = `with recursive
