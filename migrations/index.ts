@@ -12,6 +12,7 @@ import * as laborFillfactor from './20261126_010_labor_fillfactor';
 import * as listOrderIndexes from './20261127_011_list_order_indexes';
 import * as tokenLifecycle from './20261127_012_token_lifecycle';
 import * as events from './20261127_020_events';
+import * as revenueRates from './20261128_022_revenue_rates';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -33,6 +34,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261127_011_list_order_indexes', listOrderIndexes],
   ['20261127_012_token_lifecycle', tokenLifecycle],
   ['20261127_020_events', events],
+  ['20261128_022_revenue_rates', revenueRates],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {
