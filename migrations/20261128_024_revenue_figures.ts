@@ -5,7 +5,9 @@ import type { Knex } from 'knex';
  * each task's own estimated and actual revenue, estimated and actual margin, and whether a rate is
  * missing (has_missing_rates, a small count: see the calculator's MISSING_ON_LOGS), beside its labor
  * figures in task_labor, each summed into its subtree's roll-ups per kind like the other figures; and
- * the breakdown's warnings as a stored part (warnings_json, like members_json).
+ * the breakdown's warnings as a stored part (warnings_json, like members_json); and the stamp's
+ * `pricing` (project_figures): how the project priced when its figures were computed (hours of a day for
+ * rates per day, whether it bills), whose change makes a refresh recompute every task.
  * The figure columns start at 0 and the part empty. No figure is computed here (that needs the
  * calculator, which a migration must not depend on): the calculator's version changed with them
  * (CALCULATOR_VERSION 5), so every project's stamp is out of date, no read answers from these rows
@@ -21,8 +23,10 @@ export async function up(knex: Knex): Promise<void> {
   await knex.raw(
     `alter table task_labor ${[...COLUMNS.map((column) => `add column ${column} numeric not null default 0`), 'add column warnings_json text'].join(', ')}`,
   );
+  await knex.raw('alter table project_figures add column pricing text');
 }
 
 export async function down(knex: Knex): Promise<void> {
+  await knex.raw('alter table project_figures drop column if exists pricing');
   await knex.raw(`alter table task_labor ${[...COLUMNS, 'warnings_json'].map((column) => `drop column if exists ${column}`).join(', ')}`);
 }

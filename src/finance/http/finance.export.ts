@@ -46,14 +46,18 @@ function fileName(projectName: string, extension: string, what = 'finance'): str
 
 /** The cost-lines sheet: each exported task's own cost lines per member (docs/finance-rules.md R15.3). */
 const LINE_TEXTS = ['Task', 'Task id', 'Member', 'Member id', 'Job role'] as const;
-const LINE_FIGURES: { key: 'hourly_rate' | 'bill_rate' | 'logged_hours' | 'actual_cost' | 'actual_revenue'; header: string; money: boolean }[] = [
+type LineFigure = { key: 'hourly_rate' | 'bill_rate' | 'logged_hours' | 'actual_cost' | 'actual_revenue'; header: string; money: boolean };
+const LINE_FIGURES: LineFigure[] = [
   { key: 'hourly_rate', header: 'Hourly rate', money: true },
-  { key: 'bill_rate', header: 'Bill rate', money: true },
   { key: 'logged_hours', header: 'Logged hours', money: false },
   { key: 'actual_cost', header: 'Actual cost', money: true },
-  { key: 'actual_revenue', header: 'Actual revenue', money: true },
 ];
 const LINE_DAYS = ['First day', 'Last day'] as const;
+/** Added after the days (docs/finance-rules.md R22, R23), so the earlier columns keep their places. */
+const LINE_REVENUE: LineFigure[] = [
+  { key: 'bill_rate', header: 'Bill rate', money: true },
+  { key: 'actual_revenue', header: 'Actual revenue', money: true },
+];
 const lineTexts = (line: ExportCostLine) => [line.task_name, line.task_id, line.member_name, line.team_member_id, line.job_role];
 
 /**
@@ -150,13 +154,18 @@ export function toCsv(tree: ExportTree): ExportFile {
 
 export function toCostLinesCsv(tree: Pick<ExportTree, 'project'>, lines: readonly ExportCostLine[]): ExportFile {
   const line = (fields: string[]) => fields.map(csvField).join(',') + '\r\n';
-  const header = [...LINE_TEXTS, ...LINE_FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`), ...LINE_DAYS];
+  const header = [
+    ...LINE_TEXTS,
+    ...LINE_FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`),
+    ...LINE_DAYS,
+    ...LINE_REVENUE.map((f) => `${f.header} (${tree.project.currency})`),
+  ];
   const write = async (out: Writable) => {
     await send(out, line(header));
     for (let start = 0; start < lines.length; start += ROWS_PER_BATCH) {
       let batch = '';
       for (const entry of lines.slice(start, start + ROWS_PER_BATCH)) {
-        batch += line([...lineTexts(entry).map(defused), ...LINE_FIGURES.map((f) => entry[f.key]), entry.first_day, entry.last_day]);
+        batch += line([...lineTexts(entry).map(defused), ...LINE_FIGURES.map((f) => entry[f.key]), entry.first_day, entry.last_day, ...LINE_REVENUE.map((f) => entry[f.key])]);
       }
       await send(out, batch);
       await nextTurn();
@@ -219,12 +228,13 @@ async function writeCostLines(
     ...LINE_TEXTS.map((header) => ({ header, width: header === 'Task' || header === 'Member' ? 32 : header.endsWith('id') ? 38 : 20 })),
     ...LINE_FIGURES.map((f) => ({ header: f.header, width: 16, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
     ...LINE_DAYS.map((header) => ({ header, width: 12 })),
+    ...LINE_REVENUE.map((f) => ({ header: f.header, width: 16, style: { numFmt: moneyFormat } })),
   ];
   costs.getRow(1).font = { bold: true };
   costs.getRow(1).commit();
   for (let i = 0; i < lines.length; i++) {
     const entry = lines[i] as ExportCostLine;
-    costs.addRow([...lineTexts(entry), ...LINE_FIGURES.map((f) => number(entry[f.key])), entry.first_day, entry.last_day]).commit();
+    costs.addRow([...lineTexts(entry), ...LINE_FIGURES.map((f) => number(entry[f.key])), entry.first_day, entry.last_day, ...LINE_REVENUE.map((f) => number(entry[f.key]))]).commit();
     if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {
       await drained(out);
       await nextTurn();

@@ -11,6 +11,8 @@
  * (tasks), 'labor' for a figure the calculator computes (task_labor); `summary`, whether a task's
  * summary (a breakdown's `task`, a rate preview's totals) shows it, or only list rows and sums do; how
  * it rolls up: every figure is summed over a subtree (docs/finance-rules.md, "Subtasks roll-up").
+ * The order is the exports' column order: a figure added later goes at the end, so existing columns
+ * keep their places.
  */
 
 export type FigureUnit = 'hours' | 'money' | 'flag';
@@ -92,6 +94,16 @@ export const FIGURES = [
     meaning: 'actual_labor_cost + fixed_cost',
   },
   {
+    name: 'variance',
+    key: 'variance',
+    unit: 'money',
+    source: 'labor',
+    summary: false,
+    rollUp: 'sum',
+    header: 'Variance',
+    meaning: 'total_estimated_cost - total_actual_cost; negative when over the estimate',
+  },
+  {
     name: 'estimated_revenue',
     key: 'estimatedRevenue',
     unit: 'money',
@@ -140,16 +152,6 @@ export const FIGURES = [
     rollUp: 'sum',
     header: 'Missing rates',
     meaning: 'Whether a member of the task (or of a task summed here) has a rate that resolves to none on a day that counts (the breakdown\'s warnings)',
-  },
-  {
-    name: 'variance',
-    key: 'variance',
-    unit: 'money',
-    source: 'labor',
-    summary: false,
-    rollUp: 'sum',
-    header: 'Variance',
-    meaning: 'total_estimated_cost - total_actual_cost; negative when over the estimate',
   },
 ] as const satisfies readonly FigureSpec[];
 

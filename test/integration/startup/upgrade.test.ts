@@ -134,7 +134,7 @@ it('keeps every figure of a database made by the previous release, and adds its 
       hourly_rate: 100,
       estimated_cost: 500,
       actual_cost: 150,
-      cost_lines: [{ job_role: 'Dev', hourly_rate: 100, logged_hours: 1.5, actual_cost: 150, first_day: '2026-03-01', last_day: '2026-04-15' }],
+      cost_lines: [{ job_role: 'Dev', hourly_rate: 100, bill_rate: 0, logged_hours: 1.5, actual_cost: 150, actual_revenue: 0, first_day: '2026-03-01', last_day: '2026-04-15' }],
     }),
     expect.objectContaining({
       name: 'Bo',
@@ -142,7 +142,7 @@ it('keeps every figure of a database made by the previous release, and adds its 
       hourly_rate: 60,
       estimated_cost: 300,
       actual_cost: 30,
-      cost_lines: [{ job_role: 'QA', hourly_rate: 60, logged_hours: 0.5, actual_cost: 30, first_day: '2026-05-02', last_day: '2026-05-02' }],
+      cost_lines: [{ job_role: 'QA', hourly_rate: 60, bill_rate: 0, logged_hours: 0.5, actual_cost: 30, actual_revenue: 0, first_day: '2026-05-02', last_day: '2026-05-02' }],
     }),
   ]);
 
