@@ -262,6 +262,23 @@ describe('a member\'s own rates', () => {
     }
   });
 
+  it('hold a currency change that would strand their decimals (409), and go with the member when it leaves the project', async () => {
+    const { project, ann, rates } = await devProject();
+    await h.api.put(rates(ann.id), { bill_rate: 10.25, effective_from: '2026-03-01' }).expect(200);
+    expect((await h.api.patch(`/api/projects/${project.id}`, { currency: 'JPY' }).expect(409)).body.error.code).toBe('CONFLICT');
+    // A bill rate of the card with cents holds it as well.
+    const carded = await devProject();
+    await h.api.put(`/api/projects/${carded.project.id}/rate-card`, { roles: [{ job_role_id: carded.dev.id, hourly_rate: 50, bill_rate: 80.5 }], effective_from: '2026-01-01' }).expect(200);
+    await h.api.patch(`/api/projects/${carded.project.id}`, { currency: 'JPY' }).expect(409);
+    // Whole amounts convert.
+    await h.api.put(rates(ann.id), { bill_rate: 10, effective_from: '2026-03-01' }).expect(200);
+    expect((await h.api.patch(`/api/projects/${project.id}`, { currency: 'JPY' }).expect(200)).body.body.currency).toBe('JPY');
+
+    await h.api.delete(`/api/projects/${project.id}/members/${ann.id}`).expect(200);
+    await addToProject(h.api, project.id, ann.id, null);
+    expect((await h.api.get(rates(ann.id)).expect(200)).body.body.overrides).toEqual([]);
+  });
+
   it('mark the member\'s tasks from the day on (its logs from that day, its assigned tasks\' estimates)', async () => {
     const { project, ann, rates } = await devProject();
     const task = await createTask(h.api, project.id, { estimated_hours: 4, assignee_ids: [ann.id] });
