@@ -82,12 +82,12 @@ export function projectChangedEvent(before: ProjectInputs | undefined, after: Pr
 }
 
 /** rate_card.changed: the card written from `effective_from` on, and the roles whose rate on some day from it on changed. */
-const rateOrNull = (rate: number | null | undefined) => (rate == null ? null : toDecimal(rate));
+const rateOrNull = (rate: number | string | null) => (rate === null ? null : toDecimal(rate));
 
 export function rateCardEvent(
   projectId: string,
   effectiveFrom: string,
-  roles: readonly { job_role_id: string; hourly_rate: number | null; bill_rate?: number | null }[],
+  roles: readonly { job_role_id: string; hourly_rate: string | null; bill_rate: string | null }[],
   changedRoleIds: readonly string[],
 ) {
   return {
@@ -111,7 +111,7 @@ export function memberRoleEvent(
 export function memberRatesEvent(
   projectId: string,
   memberId: string,
-  change: { effective_from: string; hourly_rate: number | null; bill_rate: number | null },
+  change: { effective_from: string; hourly_rate: string | null; bill_rate: string | null },
 ) {
   return {
     project_id: projectId,

@@ -8,7 +8,7 @@ const rate = (what: string) =>
   decimalNumber({ min: 0, max: MAX_AMOUNT })
     .nullable()
     .optional()
-    .describe(`${what} per unit (the project's rate_unit); null or left out: the role's rate applies`);
+    .describe(`${what} per unit (the project's rate_unit); null: the role's rate applies; left out: the member's own rate in force on effective_from is kept`);
 
 export const memberRatesBody = z
   .object({

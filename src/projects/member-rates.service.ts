@@ -4,7 +4,7 @@ import type { Actor } from '../auth/roles';
 import { memberRatesEvent } from '../events/event-data';
 import { recordEvent } from '../events/events.repository';
 import { toDecimal } from '../finance/rules/money';
-import { ResolvedRate, resolveRates, roleOn } from '../finance/rules/rate-resolution';
+import { ResolvedRate, entryInForce, resolveRates, roleOn } from '../finance/rules/rate-resolution';
 import { notFound } from '../http/errors';
 import { checkAmountDecimals } from '../http/validate';
 import * as repo from './member-rates.repository';
@@ -44,7 +44,8 @@ async function presentHistory(db: Knex, teamId: string, project: ProjectRow, mem
 
 /**
  * PUT /projects/:id/members/:team_member_id/rates: the member's rates from `effective_from` on (default
- * today in the project's zone); a rate left out or null defers to the role's. Answers its override history.
+ * today in the project's zone); a null rate defers to the role's, a rate left out keeps what the
+ * member's own entry in force on that day had. Answers its override history.
  */
 export async function setMemberRates(db: Knex, actor: Actor, projectId: string, memberId: string, body: MemberRatesBody) {
   const teamId = actor.teamId;
@@ -52,20 +53,14 @@ export async function setMemberRates(db: Knex, actor: Actor, projectId: string, 
     // Its logs from that day on and its share of its tasks' estimates may cost and earn otherwise.
     const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId, from: body.effective_from ?? null });
     await checkProjectMember(trx, teamId, projectId, memberId);
-    const rates = { hourly_rate: body.hourly_rate ?? null, bill_rate: body.bill_rate ?? null };
-    if (rates.hourly_rate !== null) checkAmountDecimals('hourly_rate', rates.hourly_rate, project.currency);
-    if (rates.bill_rate !== null) checkAmountDecimals('bill_rate', rates.bill_rate, project.currency);
+    if (body.hourly_rate != null) checkAmountDecimals('hourly_rate', body.hourly_rate, project.currency);
+    if (body.bill_rate != null) checkAmountDecimals('bill_rate', body.bill_rate, project.currency);
     const effectiveFrom = body.effective_from ?? todayIn(project.time_zone);
-    const text = (rate: number | null) => (rate === null ? null : toDecimal(rate).toFixed());
-    await repo.writeMemberRates(
-      trx,
-      teamId,
-      projectId,
-      memberId,
-      { hourly_rate: text(rates.hourly_rate), bill_rate: text(rates.bill_rate) },
-      effectiveFrom,
-      actor.tokenName,
-    );
+    const inForce = entryInForce(await repo.memberRateHistory(trx, teamId, projectId, memberId), effectiveFrom);
+    const rate = (given: number | null | undefined, kept: string | null | undefined) =>
+      given === undefined ? (kept ?? null) : given === null ? null : toDecimal(given).toFixed();
+    const rates = { hourly_rate: rate(body.hourly_rate, inForce?.hourly_rate), bill_rate: rate(body.bill_rate, inForce?.bill_rate) };
+    await repo.writeMemberRates(trx, teamId, projectId, memberId, rates, effectiveFrom, actor.tokenName);
     await recordEvent(trx, teamId, 'member_rates.changed', memberRatesEvent(projectId, memberId, { effective_from: effectiveFrom, ...rates }));
     return presentHistory(trx, teamId, project, memberId);
   });

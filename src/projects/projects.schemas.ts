@@ -58,7 +58,7 @@ export const rateCardBody = z
           .object({
             job_role_id: uuid(),
             hourly_rate: amount().nullable().describe('What a unit (hour or day) of the role costs; null: no cost rate from that day'),
-            bill_rate: amount().nullable().optional().describe('What a unit of the role is billed; null or left out: no bill rate from that day'),
+            bill_rate: amount().nullable().optional().describe('What a unit of the role is billed; null: no bill rate from that day; left out: the role keeps the bill rate it has on effective_from'),
           })
           .strict(),
       )

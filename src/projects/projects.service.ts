@@ -6,6 +6,7 @@ import { AppError, conflict, fieldError, notFound, validationError } from '../ht
 import { FIRST_PAGE, PageRequest } from '../http/paging';
 import { checkAmountDecimals } from '../http/validate';
 import { todayIn } from '../clock';
+import { entryInForce } from '../finance/rules/rate-resolution';
 import type { Actor } from '../auth/roles';
 import { existingJobRoleIds } from '../job-roles/job-roles.repository';
 import { findTeamMember } from '../team-members/team-members.repository';
@@ -71,7 +72,7 @@ export function presentProject({ revision: _internal, reset_revision: _reset, ..
   return { ...project, budget: project.budget === null ? null : toDecimal(project.budget), hours_per_day: toDecimal(project.hours_per_day) };
 }
 
-const rateText = (rate: string | null) => (rate === null ? null : toDecimal(rate));
+const rateOrNull = (rate: string | null) => (rate === null ? null : toDecimal(rate));
 
 /** The card in force on `date` (default today in the project's zone). */
 async function presentRateCard(db: Knex, teamId: string, project: repo.ProjectRow, date: string = todayIn(project.time_zone)) {
@@ -80,7 +81,7 @@ async function presentRateCard(db: Knex, teamId: string, project: repo.ProjectRo
     project_id: project.id,
     currency: project.currency,
     date,
-    roles: roles.map((entry) => ({ ...entry, hourly_rate: rateText(entry.hourly_rate), bill_rate: rateText(entry.bill_rate) })),
+    roles: roles.map((entry) => ({ ...entry, hourly_rate: rateOrNull(entry.hourly_rate), bill_rate: rateOrNull(entry.bill_rate) })),
   };
 }
 
@@ -165,7 +166,7 @@ export async function rateCardHistory(db: Knex, teamId: string, projectId: strin
     body: {
       project_id: project.id,
       currency: project.currency,
-      entries: entries.rows.map((entry) => ({ ...entry, hourly_rate: rateText(entry.hourly_rate), bill_rate: rateText(entry.bill_rate) })),
+      entries: entries.rows.map((entry) => ({ ...entry, hourly_rate: rateOrNull(entry.hourly_rate), bill_rate: rateOrNull(entry.bill_rate) })),
     },
     next: entries.next,
   };
@@ -195,18 +196,22 @@ function changedRoles(before: readonly RateEntry[], after: readonly RateEntry[],
   return [...roles].filter((role) => ratesFrom(before, role, from) !== ratesFrom(after, role, from));
 }
 
+/** A rate of a body as exact text (null: none). */
+const rateText = (rate: number | null) => (rate === null ? null : toDecimal(rate).toFixed());
+
 /**
  * Validates a rate card against the project and writes it from its effective day on (the write of
- * PUT /rate-card and of its preview, which rolls it back); answers that day and the roles whose rate
- * on some day from it on changed. The caller decides the locking: the PUT holds the project's write
- * lock, the preview does not.
+ * PUT /rate-card and of its preview, which rolls it back); answers that day, the entries written and
+ * the roles whose rate on some day from it on changed. A listed role without `bill_rate` keeps the
+ * bill rate it had on that day (a client that knows only cost rates never clears bill rates). The
+ * caller decides the locking: the PUT holds the project's write lock, the preview does not.
  */
 export async function applyRateCard(
   trx: Knex,
   actor: Actor,
   project: repo.ProjectRow,
   body: RateCardBody,
-): Promise<{ effectiveFrom: string; changedRoles: string[] }> {
+): Promise<{ effectiveFrom: string; changedRoles: string[]; written: repo.RateEntryRow[] }> {
   const seen = new Set<string>();
   body.roles.forEach((entry, index) => {
     if (seen.has(entry.job_role_id)) throw fieldError(`roles.${index}.job_role_id`, 'appears more than once');
@@ -221,27 +226,26 @@ export async function applyRateCard(
   if (unknown.length) throw validationError('Unknown job roles in the rate card', unknown);
   const effectiveFrom = body.effective_from ?? todayIn(project.time_zone);
   const before = await repo.rateEntries(trx, actor.teamId, project.id);
-  await repo.writeRateCard(
-    trx,
-    actor.teamId,
-    project.id,
-    body.roles.map((entry) => ({
-      job_role_id: entry.job_role_id,
-      hourly_rate: entry.hourly_rate === null ? null : toDecimal(entry.hourly_rate).toFixed(),
-      bill_rate: entry.bill_rate == null ? null : toDecimal(entry.bill_rate).toFixed(),
-    })),
-    effectiveFrom,
-    actor.tokenName,
-  );
-  return { effectiveFrom, changedRoles: changedRoles(before, await repo.rateEntries(trx, actor.teamId, project.id), effectiveFrom) };
+  const written = body.roles.map((entry) => ({
+    job_role_id: entry.job_role_id,
+    effective_from: effectiveFrom,
+    hourly_rate: rateText(entry.hourly_rate),
+    bill_rate:
+      entry.bill_rate === undefined
+        ? (entryInForce(before.filter((old) => old.job_role_id === entry.job_role_id), effectiveFrom)?.bill_rate ?? null)
+        : rateText(entry.bill_rate),
+  }));
+  await repo.writeRateCard(trx, actor.teamId, project.id, written, effectiveFrom, actor.tokenName);
+  const after = await repo.rateEntries(trx, actor.teamId, project.id);
+  return { effectiveFrom, changedRoles: changedRoles(before, after, effectiveFrom), written };
 }
 
 export async function replaceRateCard(db: Knex, actor: Actor, projectId: string, body: RateCardBody) {
   return db.transaction(async (trx) => {
     const project = await lockProjectForWrite(trx, actor.teamId, projectId, { kind: 'rates' });
-    const { effectiveFrom, changedRoles: roles } = await applyRateCard(trx, actor, project, body);
+    const { effectiveFrom, changedRoles: roles, written } = await applyRateCard(trx, actor, project, body);
     await recordRateChange(trx, actor.teamId, projectId, roles, effectiveFrom);
-    await recordEvent(trx, actor.teamId, 'rate_card.changed', rateCardEvent(projectId, effectiveFrom, body.roles, roles));
+    await recordEvent(trx, actor.teamId, 'rate_card.changed', rateCardEvent(projectId, effectiveFrom, written, roles));
     return presentRateCard(trx, actor.teamId, project, effectiveFrom);
   });
 }

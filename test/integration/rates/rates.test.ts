@@ -84,6 +84,14 @@ describe('bill rates on the rate card', () => {
     const ended = (await h.api.get(`${url}/history`).expect(200)).body.body.entries.filter((e: { effective_from: string }) => e.effective_from === '2026-10-01');
     expect(ended).toEqual(expect.arrayContaining([expect.objectContaining({ job_role_id: qa.id, hourly_rate: null, bill_rate: null })]));
     expect((await eventsOf('rate_card.changed')).at(-1)?.data.changed_job_role_ids).toEqual([qa.id]);
+
+    // A listed role without bill_rate keeps the bill rate it has on the day (a client that only knows
+    // cost rates clears none): Dev from 2026-11-01 costs 55 and still bills 90.5; an explicit null clears it.
+    const kept = await h.api.put(url, { roles: [{ job_role_id: dev.id, hourly_rate: 55 }], effective_from: '2026-11-01' }).expect(200);
+    expect(kept.body.body.roles).toEqual([{ job_role_id: dev.id, job_role_name: dev.name, hourly_rate: 55, bill_rate: 90.5, effective_from: '2026-11-01' }]);
+    expect((await eventsOf('rate_card.changed')).at(-1)?.data.roles).toEqual([{ job_role_id: dev.id, hourly_rate: 55, bill_rate: 90.5 }]);
+    const cleared = await h.api.put(url, { roles: [{ job_role_id: dev.id, hourly_rate: 55, bill_rate: null }], effective_from: '2026-11-01' }).expect(200);
+    expect(cleared.body.body.roles[0]).toMatchObject({ hourly_rate: 55, bill_rate: null });
   });
 
   it('marks the tasks a bill-rate change can change, as a cost-rate change does', async () => {
@@ -146,11 +154,12 @@ describe('a member\'s own rates', () => {
       overrides: [{ hourly_rate: 70, bill_rate: null, effective_from: '2026-03-01', written_at: timestamp, written_by: expect.any(String) }],
     });
     await h.api.put(rates(ann.id), { hourly_rate: 75, bill_rate: 100, effective_from: '2026-09-01' }).expect(200);
-    // Dated mid-way: replaces the 2026-09-01 entry, keeps the 2026-03-01 one.
+    // Dated mid-way: replaces the 2026-09-01 entry, keeps the 2026-03-01 one; the cost rate left out
+    // keeps what her entry in force on 2026-06-01 had (70).
     const mid = await h.api.put(rates(ann.id), { bill_rate: 95, effective_from: '2026-06-01' }).expect(200);
     expect(mid.body.body.overrides.map((o: Record<string, unknown>) => [o.effective_from, o.hourly_rate, o.bill_rate])).toEqual([
       ['2026-03-01', 70, null],
-      ['2026-06-01', null, 95],
+      ['2026-06-01', 70, 95],
     ]);
     // The explanation lists the same entries.
     expect((await h.api.get(rates(ann.id)).expect(200)).body.body.overrides).toEqual(mid.body.body.overrides);
@@ -159,9 +168,12 @@ describe('a member\'s own rates', () => {
       project_id: project.id,
       team_member_id: ann.id,
       effective_from: '2026-06-01',
-      hourly_rate: null,
+      hourly_rate: 70,
       bill_rate: 95,
     });
+    // A null rate ends her own from its day: the role's applies again.
+    const ended = await h.api.put(rates(ann.id), { hourly_rate: null, effective_from: '2026-08-01' }).expect(200);
+    expect(ended.body.body.overrides.at(-1)).toMatchObject({ effective_from: '2026-08-01', hourly_rate: null, bill_rate: 95 });
   });
 
   it('take effect today in the project\'s time zone by default', async () => {
@@ -179,7 +191,7 @@ describe('a member\'s own rates', () => {
   it('are explained on any day: member, then role, then none, each rate on its own', async () => {
     const { project, dev, qa, ann, rates } = await devProject();
     await h.api.put(rates(ann.id), { hourly_rate: 70, effective_from: '2026-03-01' }).expect(200);
-    await h.api.put(rates(ann.id), { bill_rate: 95, effective_from: '2026-06-01' }).expect(200);
+    await h.api.put(rates(ann.id), { hourly_rate: null, bill_rate: 95, effective_from: '2026-06-01' }).expect(200);
     // Ann becomes QA (no rates in the card) from 2026-10-01.
     await h.api.put(`/api/projects/${project.id}/members/${ann.id}`, { job_role_id: qa.id, effective_from: '2026-10-01' }).expect(200);
     const explain = async (date: string) => (await viewer.get(`${rates(ann.id)}?date=${date}`).expect(200)).body.body;
