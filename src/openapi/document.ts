@@ -24,6 +24,7 @@ import {
   ratePreviewResponse,
   updateProjectBody,
 } from '../projects/projects.schemas';
+import { memberRatesBody, memberRatesResponse, rateExplanationQuery, rateExplanationResponse } from '../projects/member-rates.schemas';
 import { archivedTaskResponse, createTaskBody, taskResponse, updateTaskBody } from '../tasks/tasks.schemas';
 import { createTeamMemberBody, teamMemberResponse, updateTeamMemberBody } from '../team-members/team-members.schemas';
 import { createTimeLogBody, timeLogResponse } from '../time-logs/time-logs.schemas';
@@ -164,7 +165,7 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
     { id: ann.team_member_id, name: 'Ann', email: 'ann@example.com', avatar_url: null, created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
   ],
   'get /api/projects': [
-    { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, time_zone: 'Europe/Paris', created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
+    { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, time_zone: 'Europe/Paris', rate_unit: 'hour', hours_per_day: 8, created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
   ],
   'get /api/session': { team: { id: '00000000-0000-4000-8000-000000000001', name: 'Default team' }, role: 'editor', token: { id: EXAMPLE_ID, name: 'finance screen' } },
   'get /api/tokens': [
@@ -211,13 +212,15 @@ const OPERATIONS: Operation[] = [
   { method: 'post', path: '/api/projects', tag: 'Projects', role: 'editor', summary: 'Create a project', body: createProjectBody, example: { name: 'Website relaunch', currency: 'EUR', budget: 50000, time_zone: 'Europe/Paris' }, ok: { status: 201, schema: projectResponse }, errors: [...write, 409] },
   { method: 'get', path: '/api/projects', tag: 'Projects', role: 'viewer', summary: 'List projects', ok: { status: 200, schema: z.array(projectResponse) }, errors: [400, 401, 403], paged: true },
   { method: 'get', path: '/api/projects/{id}', tag: 'Projects', role: 'viewer', summary: 'Read a project', ok: { status: 200, schema: projectResponse }, errors: read },
-  { method: 'patch', path: '/api/projects/{id}', tag: 'Projects', role: 'editor', summary: 'Change a project (a currency change that strands finer amounts is a 409; a time zone change re-dates every time log)', body: updateProjectBody, example: { budget: 60000 }, ok: { status: 200, schema: projectResponse }, errors: [...write, 409] },
+  { method: 'patch', path: '/api/projects/{id}', tag: 'Projects', role: 'editor', summary: 'Change a project (a currency change that strands finer amounts is a 409; a time zone change re-dates every time log; rate_unit and hours_per_day change only while it has no rate entries, else 409)', body: updateProjectBody, example: { budget: 60000 }, ok: { status: 200, schema: projectResponse }, errors: [...write, 409] },
   { method: 'get', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'viewer', summary: 'The project\'s rates in force on a day (default today in its time zone)', query: rateCardQuery, ok: { status: 200, schema: rateCardResponse }, errors: read },
   { method: 'get', path: '/api/projects/{id}/rate-card/history', tag: 'Projects', role: 'viewer', summary: 'Every rate-card entry, with the day it takes effect and when and by whom it was written', ok: { status: 200, schema: rateCardHistoryResponse }, errors: read, paged: true },
-  { method: 'put', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'admin', summary: 'Set the rate card in force from effective_from on (default today): entries dated on or after it are replaced, earlier ones kept', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 95.5 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: rateCardResponse }, errors: write },
+  { method: 'put', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'admin', summary: 'Set the rate card in force from effective_from on (default today): entries dated on or after it are replaced, earlier ones kept', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 95.5, bill_rate: 140 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: rateCardResponse }, errors: write },
   { method: 'post', path: '/api/projects/{id}/rate-card/preview', tag: 'Projects', role: 'admin', summary: 'Dry run of PUT /rate-card: the project totals and every changed task before and after, nothing written', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 99 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: ratePreviewResponse }, errors: write },
   { method: 'get', path: '/api/projects/{id}/members', tag: 'Projects', role: 'viewer', summary: 'Members of the project with their job roles', ok: { status: 200, schema: z.array(projectMemberResponse.omit({ project_id: true })) }, errors: read, paged: true },
   { method: 'put', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Add a member to the project (201, its first role from the beginning) or change its job role from effective_from on (200)', body: projectMemberBody, example: { job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', effective_from: '2026-12-01' }, ok: { status: 201, alsoStatus: 200, schema: projectMemberResponse }, errors: write },
+  { method: 'get', path: '/api/projects/{id}/members/{team_member_id}/rates', tag: 'Projects', role: 'viewer', summary: 'Explain a member\'s rates on a day (default today in the project\'s time zone): each rate\'s amount, source (member, role or none) and the entry that decided, and its own entries', query: rateExplanationQuery, ok: { status: 200, schema: rateExplanationResponse }, errors: read },
+  { method: 'put', path: '/api/projects/{id}/members/{team_member_id}/rates', tag: 'Projects', role: 'admin', summary: 'Set a member\'s own rates in the project from effective_from on (default today): its entries dated on or after it are replaced, earlier ones kept; a rate null or left out defers to its role\'s', body: memberRatesBody, example: { hourly_rate: 80, bill_rate: 120, effective_from: '2026-12-01' }, ok: { status: 200, schema: memberRatesResponse }, errors: write },
   { method: 'delete', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Remove a member from the project (409 while assigned to its tasks)', ok: { status: 200, schema: projectMemberResponse }, errors: [...read, 409] },
 
   { method: 'post', path: '/api/projects/{id}/tasks', tag: 'Tasks', role: 'editor', summary: 'Create a task', body: createTaskBody, example: { name: 'Checkout', estimated_hours: 10, fixed_cost: 0, assignee_ids: [], status: 'todo' }, ok: { status: 201, schema: taskResponse }, errors: write },
