@@ -532,6 +532,15 @@ describe('rule 4: rate_unit and hours_per_day', () => {
       rate_unit: 'day',
       bill_rate: { amount: 800, source: 'member', effective_from: '2026-11-20' },
     });
+    // Invalid input alongside a held change is a 400 naming the field, not the 409.
+    for (const [fields, path] of [
+      [{ rate_unit: 'hour', time_zone: 'Mars/Olympus' }, 'time_zone'],
+      [{ hours_per_day: 8, currency: 'XXX' }, 'currency'],
+      [{ rate_unit: 'hour', budget: 10.001 }, 'budget'],
+    ] as const) {
+      await expect400(h.api.patch(`/api/projects/${overridden.id}`, fields), path);
+    }
+    expect((await h.api.get(`/api/projects/${overridden.id}`).expect(200)).body.body).toEqual(held);
     // Zoe leaves (her entries go with her): no entries, the change is allowed again.
     await admin.delete(`/api/projects/${overridden.id}/members/${zoe.id}`).expect(200);
     expect((await h.api.patch(`/api/projects/${overridden.id}`, { rate_unit: 'hour', hours_per_day: 8 }).expect(200)).body.body).toMatchObject({ rate_unit: 'hour', hours_per_day: 8 });
