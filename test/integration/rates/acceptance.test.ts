@@ -267,6 +267,18 @@ describe('rule 2: overrides, dated', () => {
       ['2026-01-01', 61, 91],
       ['2026-05-01', 64, 94],
     ]);
+    // A rate left out keeps what her entry in force on the day had (documented in docs/api.md): on the
+    // day of an entry, that entry's; mid-way, the earlier one's (later entries still replaced).
+    const same = await admin.put(url, { bill_rate: 99, effective_from: '2026-05-01' }).expect(200);
+    expect(rows(same.body.body)).toEqual([
+      ['2026-01-01', 61, 91],
+      ['2026-05-01', 64, 99],
+    ]);
+    const mid = await admin.put(url, { hourly_rate: 66, effective_from: '2026-03-01' }).expect(200);
+    expect(rows(mid.body.body)).toEqual([
+      ['2026-01-01', 61, 91],
+      ['2026-03-01', 66, 91],
+    ]);
     // Before every entry: replaces them all.
     const all = await admin.put(url, { hourly_rate: 65, bill_rate: 95, effective_from: '1970-01-01' }).expect(200);
     expect(rows(all.body.body)).toEqual([['1970-01-01', 65, 95]]);
@@ -321,6 +333,10 @@ describe('rule 2: overrides, dated', () => {
     expect((events[1]!.data.changed_job_role_ids as string[]).length).toBe(2);
     // The feed filters by type.
     expect((await eventsSince(seq, 'member_rates.changed')).map((e) => e.type)).toEqual(['member_rates.changed']);
+    // A preview writes nothing and is no event.
+    const before = await snapshot(project.id, [ann.id]);
+    await admin.post(`${cardUrl(project.id)}/preview`, { roles: [{ job_role_id: dev.id, hourly_rate: 1, bill_rate: 2 }], effective_from: '2026-01-01' }).expect(200);
+    expect(await snapshot(project.id, [ann.id])).toEqual(before);
   });
 });
 
