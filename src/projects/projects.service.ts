@@ -123,13 +123,14 @@ export async function updateProject(db: Knex, teamId: string, id: string, body: 
     // unit or day length how every member entry shows its rates (there are no rates to re-price).
     const everyTask = body.currency !== undefined || body.time_zone !== undefined || body.rate_unit !== undefined || body.hours_per_day !== undefined;
     const project = await lockProjectForWrite(trx, teamId, id, everyTask ? { kind: 'all' } : { kind: 'none' });
-    if (changesRateUnit(project, body) && (await repo.hasRateEntries(trx, teamId, id))) {
-      throw conflict('CONFLICT', 'rate_unit and hours_per_day may change only while the project has no rate entries (rate card or member overrides)');
-    }
+    // Invalid input is a 400 before any conflict is a 409.
     const currency = body.currency ?? project.currency;
     if (body.currency !== undefined) checkCurrency(body.currency);
     if (body.time_zone !== undefined) await checkTimeZone(trx, body.time_zone);
     if (body.budget != null) checkAmountDecimals('budget', body.budget, currency);
+    if (changesRateUnit(project, body) && (await repo.hasRateEntries(trx, teamId, id))) {
+      throw conflict('CONFLICT', 'rate_unit and hours_per_day may change only while the project has no rate entries (rate card or member overrides)');
+    }
     if (currency !== project.currency && (await repo.hasAmountsFinerThan(trx, teamId, id, minorUnit(currency)))) {
       throw conflict('CONFLICT', `The project holds amounts with more decimals than ${currency} allows; change them first`);
     }
