@@ -225,10 +225,9 @@ async function computedTreeRows(
 async function computedList(db: Knex, teamId: string, project: ListedProject, query: ProjectTasksQuery, parentId: string | null) {
   const all = await computedTreeRows(db, teamId, project, query.billable_filter, query);
   const rows = all.filter((row) => row.parent_task_id === parentId);
-  const { id, name, currency, budget } = presentProject(project);
-  const pricing = { rate_unit: project.rate_unit, hours_per_day: numericJson(project.hours_per_day) };
+  const { id, name, currency, budget, rate_unit, hours_per_day } = presentProject(project);
   const body: Record<string, unknown> = {
-    project: { id, name, currency, budget, ...pricing },
+    project: { id, name, currency, budget, rate_unit, hours_per_day },
     // Thousands of rows: rendered a slice at a time, not in one go when the response is sent.
     tasks: await jsonArrayInTurns(
       rows.map((row) => ({
@@ -295,10 +294,9 @@ export async function listProjectTasks(db: Knex, teamId: string, project: Listed
     return { current: rows.every((row) => row.current), value: rows };
   });
   const whole = summary.find((row) => row.group_name === null) as ListSummaryRow;
-  const { id, name, currency, budget } = presentProject(project);
-  const pricing = { rate_unit: project.rate_unit, hours_per_day: numericJson(project.hours_per_day) };
+  const { id, name, currency, budget, rate_unit, hours_per_day } = presentProject(project);
   const body: Record<string, unknown> = {
-    project: { id, name, currency, budget, ...pricing },
+    project: { id, name, currency, budget, rate_unit, hours_per_day },
     tasks: new JsonText('[', whole.rows_json ?? '', ']'),
     totals: jsonFigures(whole),
   };

@@ -1,18 +1,17 @@
 import ExcelJS from 'exceljs';
 import { Harness, startHarness } from '../../support/harness';
-import { addToProject, breakdown, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
+import { addToProject, breakdown, createJobRole, createMember, createProject, createTask, logTime } from '../../support/fixtures';
 import { binary, parseCsv } from '../../support/files';
 import { expectProjectMatchesOracle } from '../figures/check';
 
 /*
- * Revenue, cost and margin (docs/finance-rules.md R20-R26), by hand: a day-rate project with 7.5-hour
+ * Revenue, cost and margin (docs/finance-rules.md R20-R27), by hand: a day-rate project with 7.5-hour
  * days, a member's own rate beating its role's on some days only, a non-billable task's margin, the
  * warnings, the exports' columns and the rate preview's figures. Every project is also held to the
  * independent oracle (test/support/oracle.ts).
  *
- * The rates are written before the project's figures are first read: the bill rates on the card's
- * entries, members' own rates and the unit as rows (what the routes of section 8 store), so the first
- * read computes every task from them.
+ * The inputs go through the routes of section 8 (docs/api.md): the card with its bill rates, a member's
+ * own rates, the project's unit (set while it has no rate entry).
  */
 let h: Harness;
 beforeAll(async () => {
@@ -20,19 +19,19 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** The bill rate of `roleId` on every entry of the project's card (R20). */
-async function billRate(projectId: string, roleId: string, bill: number) {
-  await h.db('project_rate_cards').where({ team_id: h.teamId, project_id: projectId, job_role_id: roleId }).update({ bill_rate: bill });
+/** The project's card from the beginning: each role's cost and bill rate (R20). */
+async function card(projectId: string, roles: { job_role_id: string; hourly_rate: number | null; bill_rate?: number | null }[]) {
+  await h.api.put(`/api/projects/${projectId}/rate-card`, { roles, effective_from: '1970-01-01' }).expect(200);
 }
 
 /** A member's own rates from a day on (R22). */
 async function ownRates(projectId: string, memberId: string, rates: { hourly_rate: number | null; bill_rate: number | null; effective_from: string }) {
-  await h.db('project_member_rates').insert({ team_id: h.teamId, project_id: projectId, team_member_id: memberId, ...rates });
+  await h.api.put(`/api/projects/${projectId}/members/${memberId}/rates`, rates).expect(200);
 }
 
 /** A project priced per day of `hoursPerDay` hours (R21), set while it has no rate entry. */
 async function pricedPerDay(projectId: string, hoursPerDay: number) {
-  await h.db('projects').where({ team_id: h.teamId, id: projectId }).update({ rate_unit: 'day', hours_per_day: hoursPerDay });
+  await h.api.patch(`/api/projects/${projectId}`, { rate_unit: 'day', hours_per_day: hoursPerDay }).expect(200);
 }
 
 type Member = Record<string, unknown> & { name: string; cost_lines: Record<string, unknown>[] };
@@ -44,8 +43,7 @@ describe('day rates (R21)', () => {
     const project = await createProject(h.api);
     await pricedPerDay(project.id, 7.5);
     const dev = await createJobRole(h.api);
-    await setRateCard(h.api, project.id, [{ job_role_id: dev.id, hourly_rate: 100 }]);
-    await billRate(project.id, dev.id, 150);
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 100, bill_rate: 150 }]);
     const ann = await createMember(h.api, { name: 'Ann' });
     const ben = await createMember(h.api, { name: 'Ben' });
     await addToProject(h.api, project.id, ann.id, dev.id);
@@ -102,7 +100,7 @@ describe('day rates (R21)', () => {
     const project = await createProject(h.api);
     await pricedPerDay(project.id, 8);
     const dev = await createJobRole(h.api);
-    await setRateCard(h.api, project.id, [{ job_role_id: dev.id, hourly_rate: 105 }]);
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 105 }]);
     const ann = await createMember(h.api, { name: 'Ann' });
     await addToProject(h.api, project.id, ann.id, dev.id);
     const task = await createTask(h.api, project.id, { estimated_hours: 8, assignee_ids: [ann.id] });
@@ -118,8 +116,7 @@ describe('day rates (R21)', () => {
 async function overrideProject(billable: boolean) {
   const project = await createProject(h.api);
   const dev = await createJobRole(h.api);
-  await setRateCard(h.api, project.id, [{ job_role_id: dev.id, hourly_rate: 50 }]);
-  await billRate(project.id, dev.id, 80);
+  await card(project.id, [{ job_role_id: dev.id, hourly_rate: 50, bill_rate: 80 }]);
   const ann = await createMember(h.api, { name: 'Ann' });
   await addToProject(h.api, project.id, ann.id, dev.id);
   await ownRates(project.id, ann.id, { hourly_rate: 60, bill_rate: null, effective_from: '2026-07-01' });
@@ -179,11 +176,10 @@ describe('missing rates (R25)', () => {
     const project = await createProject(h.api);
     const dev = await createJobRole(h.api);
     const tester = await createJobRole(h.api);
-    await setRateCard(h.api, project.id, [
-      { job_role_id: dev.id, hourly_rate: 50 },
+    await card(project.id, [
+      { job_role_id: dev.id, hourly_rate: 50, bill_rate: withBillRate ? 80 : null },
       { job_role_id: tester.id, hourly_rate: 40 },
     ]);
-    if (withBillRate) await billRate(project.id, dev.id, 80);
     const ann = await createMember(h.api, { name: 'Ann' });
     const dan = await createMember(h.api, { name: 'Dan' });
     const finn = await createMember(h.api, { name: 'Finn' });
@@ -222,7 +218,7 @@ describe('missing rates (R25)', () => {
   });
 });
 
-describe('exports and the rate preview (R26)', () => {
+describe('exports and the rate preview (R27)', () => {
   it('writes the revenue, margin and missing-rate columns after the earlier ones, and the lines\' bill rates and revenue', async () => {
     const { project } = await overrideProject(true);
     const csv = parseCsv((await h.api.get(`/api/project-finance/project/${project.id}/export?format=csv`).expect(200)).text);
@@ -251,7 +247,7 @@ describe('exports and the rate preview (R26)', () => {
     const { project, dev, task } = await overrideProject(true);
     // Developer at 70 from 2026-06-01, with no bill rate from then on: Ann's June day costs 2 x 70 = 140
     // and earns nothing; her July day keeps her own 60 and earns nothing either; her estimate costs 10 x 60.
-    const change = { roles: [{ job_role_id: dev.id, hourly_rate: 70 }], effective_from: '2026-06-01' };
+    const change = { roles: [{ job_role_id: dev.id, hourly_rate: 70, bill_rate: null }], effective_from: '2026-06-01' };
     const preview = (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, change).expect(200)).body.body;
     const before = { estimated_labor_cost: 600, actual_labor_cost: 280, estimated_revenue: 800, actual_revenue: 400, estimated_margin: 150, actual_margin: 70 };
     const after = { estimated_labor_cost: 600, actual_labor_cost: 320, estimated_revenue: 0, actual_revenue: 0, estimated_margin: -650, actual_margin: -370 };
@@ -261,5 +257,10 @@ describe('exports and the rate preview (R26)', () => {
     await h.api.put(`/api/projects/${project.id}/rate-card`, change).expect(200);
     expect((await breakdown(h.api, task.id)).task).toMatchObject(after);
     await expectProjectMatchesOracle(h, project.id);
+    // A card that leaves bill_rate out keeps the role's bill rate (docs/finance-rules.md R26.1): only costs move.
+    const costOnly = { roles: [{ job_role_id: dev.id, hourly_rate: 75 }], effective_from: '2026-06-01' };
+    const kept = (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, costOnly).expect(200)).body.body;
+    // June: 2 x 75 = 150 (July keeps Ann's own 60): 330; revenue still 0.
+    expect(kept.project_totals.after).toMatchObject({ actual_labor_cost: 330, actual_revenue: 0, actual_margin: -380 });
   });
 });
