@@ -109,6 +109,15 @@ const modelArb = fc.record({
         phase: fc.constantFrom('Build', '\u00C4', null),
       }),
       fc.record({ kind: fc.constant('currency' as const) }),
+      // Section 8 through its routes: a role's bill rate on the card, a member's own rates from a day on.
+      fc.record({ kind: fc.constant('bill' as const), role: fc.nat(3), bill: fc.option(fc.integer({ min: 0, max: 40000 }), { nil: null }) }),
+      fc.record({
+        kind: fc.constant('own' as const),
+        member: fc.nat(4),
+        cost: fc.option(fc.integer({ min: 0, max: 25000 }), { nil: null }),
+        bill: fc.option(fc.integer({ min: 0, max: 40000 }), { nil: null }),
+        from: fc.constantFrom('1970-01-01', '2999-01-01'),
+      }),
     ),
     { maxLength: 6 },
   ),
@@ -234,6 +243,7 @@ async function applyChanges(
 ) {
   const { projectId, roles, members, tasks, logs, toAmount } = built;
   const rates = [...model.rates];
+  const bills: (number | null | undefined)[] = [...model.bills];
   let currency: string = model.currency;
   const live = () => tasks.filter((t) => !t.archived);
   for (const change of model.changes) {
@@ -243,6 +253,23 @@ async function applyChanges(
       case 'rate':
         rates[change.role % rates.length] = change.rate;
         await setRateCard(h.api, projectId, rates.flatMap((rate, i) => (rate === null ? [] : [{ job_role_id: roles[i]?.id as string, hourly_rate: toAmount(rate) }])));
+        break;
+      case 'bill': {
+        bills[change.role % rates.length] = change.bill;
+        // Every role with a cost or a bill rate listed, from today (a role left out has neither from then on).
+        const card = rates.flatMap((rate, i) => {
+          const bill = bills[i];
+          if (rate === null && (bill === null || bill === undefined)) return [];
+          return [{ job_role_id: roles[i]?.id as string, hourly_rate: rate === null ? null : toAmount(rate), bill_rate: bill === null || bill === undefined ? null : toAmount(bill) }];
+        });
+        await h.api.put(`/api/projects/${projectId}/rate-card`, { roles: card }).expect(200);
+        break;
+      }
+      case 'own':
+        if (member.inProject) {
+          const own = { hourly_rate: change.cost === null ? null : toAmount(change.cost), bill_rate: change.bill === null ? null : toAmount(change.bill), effective_from: change.from };
+          await h.api.put(`/api/projects/${projectId}/members/${member.id}/rates`, own).expect(200);
+        }
         break;
       case 'role':
         if (member.inProject) await addToProject(h.api, projectId, member.id, change.role < roles.length ? (roles[change.role]?.id as string) : null);
