@@ -59,18 +59,36 @@ export function taskArchivedEvent(task: { id: string; project_id: string }, arch
   return { task_id: task.id, project_id: task.project_id, action: 'archived', changed: ['archived'], archived_tasks: archivedTasks };
 }
 
-type ProjectInputs = { id: string; name: string; currency: string; budget: string | null; time_zone: string };
-const PROJECT_FIELDS = ['name', 'currency', 'budget', 'time_zone'] as const;
+type ProjectInputs = {
+  id: string;
+  name: string;
+  currency: string;
+  budget: string | null;
+  time_zone: string;
+  hours_budget: string | null;
+  budget_period: string;
+  budget_alerts: number[];
+};
+const PROJECT_FIELDS = ['name', 'currency', 'budget', 'time_zone', 'hours_budget', 'budget_period', 'budget_alerts'] as const;
 
 /** project.changed for a project created (no `before`) or changed, with the fields that changed (undefined: none did). */
 export function projectChangedEvent(before: ProjectInputs | undefined, after: ProjectInputs) {
-  const changed = PROJECT_FIELDS.filter((field) => !before || before[field] !== after[field]);
+  const changed = PROJECT_FIELDS.filter((field) => !before || !same(before[field], after[field]));
   if (changed.length === 0) return undefined;
+  const decimal = (value: string | null) => (value === null ? null : toDecimal(value));
   return {
     project_id: after.id,
     action: before ? 'updated' : 'created',
     changed,
-    project: { name: after.name, currency: after.currency, budget: after.budget === null ? null : toDecimal(after.budget), time_zone: after.time_zone },
+    project: {
+      name: after.name,
+      currency: after.currency,
+      budget: decimal(after.budget),
+      time_zone: after.time_zone,
+      hours_budget: decimal(after.hours_budget),
+      budget_period: after.budget_period,
+      budget_alerts: after.budget_alerts,
+    },
   };
 }
 

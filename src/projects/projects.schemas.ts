@@ -16,12 +16,27 @@ const amount = () => decimalNumber({ min: 0, max: MAX_AMOUNT });
 // Checked against the zones the runtime and the database know by the service.
 const timeZone = z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters').describe('IANA time zone, e.g. Europe/Paris');
 
+/** Budgets (docs/finance-rules.md R20): hours, how they count, and the alert percentages. */
+const budgetFields = {
+  hours_budget: decimalNumber({ min: 0, max: MAX_AMOUNT, decimals: 2 }).nullable().optional().describe('Hours budget (2 decimals), or null for none'),
+  budget_period: z
+    .enum(['total', 'month'], { error: 'must be "total" or "month"' })
+    .optional()
+    .describe('"total": the budgets count the project\'s whole life; "month": each month in the project\'s time zone, fixed costs left out'),
+  budget_alerts: z
+    .array(z.number({ error: 'must be a JSON number' }).int('must be an integer').min(1, 'must be at least 1').max(1000, 'must be at most 1000'))
+    .max(100, 'must have at most 100 percentages')
+    .refine((alerts) => new Set(alerts).size === alerts.length, 'must not repeat a percentage')
+    .optional()
+    .describe('Percentages of each budget (1..1000, distinct) whose crossing records a budget.threshold_crossed event'),
+};
+
 export const createProjectBody = z
-  .object({ name: name(200), currency: currency.optional(), budget: amount().nullable().optional(), time_zone: timeZone.optional() })
+  .object({ name: name(200), currency: currency.optional(), budget: amount().nullable().optional(), time_zone: timeZone.optional(), ...budgetFields })
   .strict();
 
 export const updateProjectBody = z
-  .object({ name: name(200).optional(), currency: currency.optional(), budget: amount().nullable().optional(), time_zone: timeZone.optional() })
+  .object({ name: name(200).optional(), currency: currency.optional(), budget: amount().nullable().optional(), time_zone: timeZone.optional(), ...budgetFields })
   .strict();
 
 const effectiveFrom = () => isoDate().optional().describe('The day the change takes effect (YYYY-MM-DD; default today in the project\'s time zone)');
@@ -48,6 +63,9 @@ export const projectResponse = z.object({
   name: z.string(),
   currency: z.string(),
   budget: exactDecimal('Budget in the project currency').nullable(),
+  hours_budget: exactDecimal('Hours budget').nullable(),
+  budget_period: z.enum(['total', 'month']).describe('How the budgets count: the project\'s whole life, or each month in its time zone'),
+  budget_alerts: z.array(z.number().int()).describe('Alert percentages of each budget, ascending'),
   time_zone: z.string().describe('IANA time zone: a time log\'s day and "today" are taken in it'),
   created_at: timestamp(),
   updated_at: timestamp(),

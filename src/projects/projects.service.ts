@@ -13,6 +13,7 @@ import { memberRoleEvent, projectChangedEvent, rateCardEvent } from '../events/e
 import { recordEvent } from '../events/events.repository';
 import * as repo from './projects.repository';
 import { Invalidation, lockProject, recordMemberChange, recordRateChange, stampNewProject } from '../finance/read-model/freshness';
+import { hasBudget, watchBudgets } from '../finance/read-model/budget-watch';
 import { RateCardBody, createProjectBody, projectMemberBody, updateProjectBody } from './projects.schemas';
 
 const DEFAULT_CURRENCY = 'USD';
@@ -66,8 +67,24 @@ export async function lockProjectForWrite(db: Knex, teamId: string, id: string, 
 }
 
 export function presentProject({ revision: _internal, reset_revision: _reset, ...project }: repo.ProjectRow) {
-  return { ...project, budget: project.budget === null ? null : toDecimal(project.budget) };
+  return {
+    ...project,
+    budget: project.budget === null ? null : toDecimal(project.budget),
+    hours_budget: project.hours_budget === null ? null : toDecimal(project.hours_budget),
+  };
 }
+
+/** The budget fields of a body as stored: hours as exact text, alert percentages ascending. */
+function budgetFields(body: { hours_budget?: number | null; budget_period?: 'total' | 'month'; budget_alerts?: number[] }) {
+  return {
+    hours_budget: amountText(body.hours_budget),
+    budget_period: body.budget_period,
+    budget_alerts: body.budget_alerts === undefined ? undefined : [...body.budget_alerts].sort((a, b) => a - b),
+  };
+}
+
+/** Drops undefined fields (knex would write them as defaults on an insert). */
+const defined = <T extends object>(fields: T) => Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 
 /** The card in force on `date` (default today in the project's zone). */
 async function presentRateCard(db: Knex, teamId: string, project: repo.ProjectRow, date: string = todayIn(project.time_zone)) {
@@ -88,7 +105,7 @@ export async function createProject(db: Knex, teamId: string, body: z.infer<type
   await checkTimeZone(db, timeZone);
   const project = await db.transaction(async (trx) => {
     const row = await repo
-      .insertProject(trx, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null, time_zone: timeZone })
+      .insertProject(trx, teamId, { name: body.name, currency, budget: amountText(body.budget) ?? null, time_zone: timeZone, ...defined(budgetFields(body)) })
       .catch(duplicateName(body.name));
     await stampNewProject(trx, teamId, row);
     await recordEvent(trx, teamId, 'project.changed', projectChangedEvent(undefined, row));
@@ -110,8 +127,10 @@ export async function updateProject(db: Knex, teamId: string, id: string, body: 
       throw conflict('CONFLICT', `The project holds amounts with more decimals than ${currency} allows; change them first`);
     }
     const updated = await repo
-      .updateProject(trx, teamId, id, { name: body.name, currency: body.currency, budget: amountText(body.budget), time_zone: body.time_zone })
+      .updateProject(trx, teamId, id, { name: body.name, currency: body.currency, budget: amountText(body.budget), time_zone: body.time_zone, ...budgetFields(body) })
       .catch(duplicateName(body.name ?? project.name));
+    // A budget or alert change is a write like any other: a threshold spent already reaches counts as crossed.
+    if (hasBudget(project) || hasBudget(updated)) await watchBudgets(trx, teamId, id);
     if (body.time_zone !== undefined && body.time_zone !== project.time_zone) await repo.rebuildDayTotals(trx, teamId, id);
     await recordEvent(trx, teamId, 'project.changed', projectChangedEvent(project, updated));
     return presentProject(updated);

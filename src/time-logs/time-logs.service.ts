@@ -6,6 +6,7 @@ import { hoursFromSeconds, secondsFromHours } from '../finance/rules/money';
 import { recordEvent } from '../events/events.repository';
 import { timeLogEvent } from '../events/event-data';
 import { lockProjectForWrite } from '../projects/projects.service';
+import { watchBudgets } from '../finance/read-model/budget-watch';
 import { requireTask } from '../tasks/tasks.service';
 import * as repo from './time-logs.repository';
 import type { CreateTimeLogBody } from './time-logs.schemas';
@@ -18,15 +19,27 @@ function presentTimeLog(row: repo.TimeLogRow) {
 const secondsOf = (body: CreateTimeLogBody): number => body.seconds ?? secondsFromHours(body.hours ?? 0);
 
 export async function createTimeLog(db: Knex, teamId: string, taskId: string, body: CreateTimeLogBody) {
-  // The log and its event are written by one statement, so they commit together (events/events.repository.ts).
-  const { taskFound, log } = await repo.logTime(db, teamId, {
+  const entry = {
     task_id: taskId,
     team_member_id: body.team_member_id.toLowerCase(),
     seconds: secondsOf(body),
     // Now by the service's clock (never the database server's), like every "today".
     logged_at: body.logged_at ?? nowIso(),
     note: body.note ?? null,
-  });
+  };
+  // The log and its event are written by one statement, so they commit together (events/events.repository.ts).
+  let logged = await repo.logTime(db, teamId, entry);
+  if (logged.budgeted && logged.projectId) {
+    // Not written: the project has a budget, whose thresholds are evaluated in the log's own transaction
+    // (finance/read-model/budget-watch.ts), after the log, under the project's budget lock.
+    const projectId = logged.projectId;
+    logged = await db.transaction(async (trx) => {
+      const written = await repo.logTime(trx, teamId, entry, true);
+      if (written.log) await watchBudgets(trx, teamId, projectId);
+      return written;
+    });
+  }
+  const { taskFound, log } = logged;
   if (!taskFound) throw notFound('TASK_NOT_FOUND', 'Task');
   if (!log) throw fieldError('team_member_id', 'is not a member of this team');
   return presentTimeLog(log);

@@ -6,6 +6,7 @@ import { PROJECT_COLUMNS, ProjectRow, findProject } from '../../projects/project
 import { CALCULATOR_VERSION } from '../rules/calculator';
 import { refreshTaskLabor } from './labor';
 import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
+import { hasBudget, watchBudgets } from './budget-watch';
 
 /*
  * How the stored figures stay current (README, "How the figures stay current").
@@ -158,6 +159,7 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
   if (change.kind === 'task-figures') {
     const row = await prepared(db('projects').where({ team_id: teamId, id }).forShare().first(PROJECT_COLUMNS), 'lock_project_shared');
     if (row) await recordInvalidation(db, teamId, id, change);
+    if (row && hasBudget(row)) await watchBudgets(db, teamId, id);
     return row;
   }
   const [row] = await prepared(
@@ -171,6 +173,8 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
     change.kind === 'all' ? 'lock_project_for_reset' : 'lock_project_for_write',
   );
   if (row) await recordInvalidation(db, teamId, id, change);
+  // A budgeted project's thresholds are evaluated when the write commits (budget-watch.ts).
+  if (row && hasBudget(row)) await watchBudgets(db, teamId, id);
   return row;
 }
 
@@ -205,7 +209,9 @@ export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string
     ),
     'lock_project_of_task',
   );
-  return result.rows[0];
+  const row: ProjectRow | undefined = result.rows[0];
+  if (row && hasBudget(row)) await watchBudgets(db, teamId, row.id);
+  return row;
 }
 
 /**
