@@ -70,7 +70,7 @@ export function presentProject({ revision: _internal, reset_revision: _reset, ..
   return {
     ...project,
     budget: project.budget === null ? null : toDecimal(project.budget),
-    hours_budget: project.hours_budget === null ? null : toDecimal(project.hours_budget),
+    hours_budget: project.hours_budget == null ? null : toDecimal(project.hours_budget),
   };
 }
 
