@@ -6,7 +6,7 @@ import { hoursFromSeconds, secondsFromHours } from '../finance/rules/money';
 import { recordEvent } from '../events/events.repository';
 import { timeLogEvent } from '../events/event-data';
 import { lockProjectForWrite } from '../projects/projects.service';
-import { watchBudgets } from '../finance/read-model/budget-watch';
+import { lockProject } from '../finance/read-model/freshness';
 import { requireTask } from '../tasks/tasks.service';
 import * as repo from './time-logs.repository';
 import type { CreateTimeLogBody } from './time-logs.schemas';
@@ -31,12 +31,12 @@ export async function createTimeLog(db: Knex, teamId: string, taskId: string, bo
   let logged = await repo.logTime(db, teamId, entry);
   if (logged.budgeted && logged.projectId) {
     // Not written: the project has a budget, whose thresholds are evaluated in the log's own transaction
-    // (finance/read-model/budget-watch.ts), after the log, under the project's budget lock.
+    // (finance/read-model/budget-watch.ts). Its locks first, in the lock order every write keeps (the
+    // project's row, then its budget lock, then the rows written), then the log.
     const projectId = logged.projectId;
     logged = await db.transaction(async (trx) => {
-      const written = await repo.logTime(trx, teamId, entry, true);
-      if (written.log) await watchBudgets(trx, teamId, projectId);
-      return written;
+      await lockProject(trx, teamId, projectId, { kind: 'task-figures', taskIds: [taskId] });
+      return repo.logTime(trx, teamId, entry, true);
     });
   }
   const { taskFound, log } = logged;

@@ -41,8 +41,8 @@ describeOnPostgres('one process opens PGlite, so there is no second instance')('
   it('record the crossing two logs make together, once, whichever evaluates second', async () => {
     const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
     await logTime(h.api, task.id, ann.id, { seconds: 4 * 3600, logged_at: '2026-06-10T10:00:00Z' }); // 400
-    // The test holds the project's budget lock: both logs are written, then wait for it. Alone each
-    // makes 460; together 520, past 50 %. Without the lock both would evaluate 460 and miss it.
+    // The test holds the project's budget lock: both logs, one through each instance, wait for it. Alone
+    // each makes 460; together 520, past 50 %. Evaluated side by side, each would see 460 and miss it.
     const held = await holdLocks(h.db, (trx) =>
       trx.raw('select 1 from budget_watches where team_id = ? and project_id = ? for update', [h.teamId, project.id]),
     );
@@ -71,5 +71,23 @@ describeOnPostgres('one process opens PGlite, so there is no second instance')('
     const crossings = await crossingsAfter(h.api, project.id);
     expect(crossings.map((c) => c.percent).sort((a, b) => a - b)).toEqual([50, 100, 100]);
     expect(crossings[2]).toMatchObject({ percent: 100, budget: 1000 });
+  }, 60_000);
+
+  it('never deadlock when logs are added and deleted at once on one task and member', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50, 100] });
+    const logs = await Promise.all(Array.from({ length: 8 }, () => logTime(h.api, task.id, ann.id, hour))); // 800
+    // Adds and deletes of the same running totals, through both instances, all at once: 800 - 6 + 4 = 600.
+    const deletes = logs.slice(0, 6).map((l, i) => (i % 2 ? other : h.api).delete(`/api/time-logs/${l.id}`).expect(200));
+    const adds = Array.from({ length: 4 }, (_, i) => logTime(i % 2 ? h.api : other, task.id, ann.id, hour));
+    await Promise.all([...deletes, ...adds]);
+    const status = await budgetOf(h.api, project.id);
+    expect(status.money).toEqual({ budget: 1000, spent: 600, remaining: 400, percent_used: 60 });
+    expect(status.alerts.map((a: { crossed: boolean }) => a.crossed)).toEqual([true, false]);
+    // How many crossings depends on the order the writes evaluated in (all deletes first re-arms 50 %, and
+    // the adds cross it again); each one recorded a spent that reaches its threshold, and a last one
+    // of 50 % exists since it ends crossed.
+    const crossings = await crossingsAfter(h.api, project.id);
+    expect(crossings.filter((c) => c.percent === 50).length).toBeGreaterThanOrEqual(1);
+    for (const c of crossings) expect(c.spent * 100).toBeGreaterThanOrEqual(c.budget * c.percent);
   }, 60_000);
 });
