@@ -6,6 +6,9 @@ import type { Knex } from 'knex';
  *     the project's time zone) and budget_alerts (distinct percentages 1..1000, default 80 and 100);
  *   - budget_watches: one row per budgeted project, the lock every write to a budgeted project takes
  *     (after the project's row) before it evaluates the thresholds, so evaluations run one at a time;
+ *     with what the last evaluation found spent in its period, on which day (basis_key: the period
+ *     and the day), the basis a time log or fixed cost of that day adds its task's change to, instead
+ *     of computing the whole project again;
  *   - budget_crossings: the thresholds crossed, per project, kind ('money' or 'hours'), percentage and
  *     period ('total' or the month, 'YYYY-MM'): a row is a crossing recorded once; deleting it re-arms
  *     the threshold. A month's rows stay as that month's history.
@@ -22,7 +25,9 @@ export async function up(knex: Knex): Promise<void> {
     `create table budget_watches (
        team_id uuid not null,
        project_id uuid not null,
-       locked_at timestamptz,
+       basis_key text,
+       spent_money numeric,
+       spent_hours numeric,
        primary key (team_id, project_id),
        foreign key (team_id, project_id) references projects (team_id, id) on delete cascade
     )`,

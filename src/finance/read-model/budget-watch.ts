@@ -3,7 +3,7 @@ import { dateIn, nowIso } from '../../clock';
 import { recordEvent } from '../../events/events.repository';
 import { BUDGET_KINDS, BudgetKind, isActiveBudget, reaches } from '../rules/budget';
 import { Decimal, ZERO, toDecimal } from '../rules/money';
-import { DayRange } from '../inputs/scope';
+import { DayRange, Scope } from '../inputs/scope';
 import { computeOwnFigures } from './labor';
 
 /*
@@ -25,6 +25,13 @@ import { computeOwnFigures } from './labor';
  * and records it, the second finds the row. An evaluation compares spent with the rows, not with the
  * write's change, so nothing depends on which write caused what. A rate taking effect at midnight changes nothing stored: the next write's or
  * budget read's evaluation finds the threshold reached and records it.
+ *
+ * What it costs: an evaluation computes the whole project's spent (its tasks' own figures, by the
+ * calculator) and keeps it in budget_watches as the basis, keyed by the period and the day. A write to
+ * some tasks' own figures only (a time log, a fixed cost) reads those tasks' share of spent when it
+ * takes the lock and again at commit, and adds the difference to the basis: a few tasks, not the
+ * project. The first such write of a day (project zone), or any other write or a budget read, computes
+ * the whole project again.
  *
  * Projects without an active budget (none set, zero, or no alert percentages) do nothing of this:
  * the lock helpers check the row they already hold (hasBudget), and the time log's statement checks
@@ -69,14 +76,22 @@ export function currentPeriod(project: { budget_period: string; time_zone: strin
 export type Spent = { money: Decimal; hours: Decimal };
 
 /**
- * What the project spent in the period, computed by the calculator from its inputs at the instant
- * `now` (figures of non-archived tasks): for 'total' the unfiltered total_actual_cost (labor and fixed
+ * What the project spent in the period (with `taskIds`, those tasks' share of it), computed by the
+ * calculator from its inputs at the instant `now` (figures of non-archived tasks): for 'total' the unfiltered total_actual_cost (labor and fixed
  * costs) and logged_hours; for a month the actual labor cost and logged hours of the logs whose day
  * (project zone) lies in it, fixed costs left out.
  */
-export async function spentIn(db: Knex, teamId: string, project: { id: string; currency: string }, period: BudgetPeriod, now: string): Promise<Spent> {
+export async function spentIn(
+  db: Knex,
+  teamId: string,
+  project: { id: string; currency: string },
+  period: BudgetPeriod,
+  now: string,
+  taskIds?: readonly string[],
+): Promise<Spent> {
   const range: DayRange = period.kind === 'month' ? { from: period.from as string, to: period.to as string } : {};
-  const { finances } = await computeOwnFigures(db, teamId, project.currency, { kind: 'project', projectId: project.id }, now, range);
+  const scope: Scope = taskIds ? { kind: 'tasks', projectId: project.id, taskIds } : { kind: 'project', projectId: project.id };
+  const { finances } = await computeOwnFigures(db, teamId, project.currency, scope, now, range);
   let money = ZERO;
   let hours = ZERO;
   for (const { totals } of finances.values()) {
@@ -104,14 +119,45 @@ export async function crossingsIn(db: Knex, teamId: string, projectId: string, p
 }
 
 /**
- * Takes the project's budget lock (its budget_watches row, for update, created on first use) in the
- * caller's transaction: after the project's row, per the lock order (docs/architecture.md).
+ * What the last evaluation found spent in its period: the basis a write to some tasks adds their
+ * change to. Keyed by the period and the day (project zone) it was computed on, so the first write
+ * of each day computes the whole project again: what changed without a write (a rate stored by other
+ * means, a midnight) is found by it.
  */
-async function lockWatch(trx: Knex, teamId: string, projectId: string): Promise<void> {
-  const lock = () => trx.raw('select 1 from budget_watches where team_id = ? and project_id = ? for update', [teamId, projectId]);
-  if ((await lock()).rows.length > 0) return;
+const basisKey = (period: BudgetPeriod, project: { time_zone: string }, now: string) => `${period.key} ${dateIn(project.time_zone, new Date(now))}`;
+
+type Basis = { basis_key: string | null; spent_money: string | null; spent_hours: string | null };
+
+/**
+ * Takes the project's budget lock (its budget_watches row, for update, created on first use) in the
+ * caller's transaction: after the project's row, per the lock order (docs/architecture.md). Returns
+ * the basis the row holds.
+ */
+async function lockWatch(trx: Knex, teamId: string, projectId: string): Promise<Basis> {
+  const lock = async (): Promise<Basis | undefined> =>
+    (await trx.raw('select basis_key, spent_money, spent_hours from budget_watches where team_id = ? and project_id = ? for update', [teamId, projectId]))
+      .rows[0];
+  const found = await lock();
+  if (found) return found;
   await trx.raw('insert into budget_watches (team_id, project_id) values (?, ?) on conflict do nothing', [teamId, projectId]);
-  await lock();
+  return (await lock()) as Basis;
+}
+
+/**
+ * A write to some tasks' own figures (a time log, a fixed cost) on a project whose basis is of the
+ * current period: those tasks' share of spent before the write, so that at commit spent is the basis
+ * plus what their share became, not the whole project computed again.
+ */
+type Increment = { basisKey: string; basis: Spent; taskIds: readonly string[]; before: Spent };
+
+/** Spent in the period: the basis plus the written tasks' change (an Increment of this period), else the whole project computed. */
+async function spentNow(trx: Knex, teamId: string, project: BudgetProject, period: BudgetPeriod, now: string, increment?: Increment): Promise<Spent> {
+  if (!increment || increment.basisKey !== basisKey(period, project, now)) return spentIn(trx, teamId, project, period, now);
+  const after = await spentIn(trx, teamId, project, period, now, increment.taskIds);
+  return {
+    money: increment.basis.money.plus(after.money).minus(increment.before.money),
+    hours: increment.basis.hours.plus(after.hours).minus(increment.before.hours),
+  };
 }
 
 /**
@@ -120,7 +166,7 @@ async function lockWatch(trx: Knex, teamId: string, projectId: string): Promise<
  * (a budget_crossings row and a budget.threshold_crossed event) and re-arms the thresholds spent fell
  * below. Returns the period, what was spent and the crossings now recorded in it.
  */
-export async function settleBudgets(trx: Knex, teamId: string, projectId: string, now: string) {
+export async function settleBudgets(trx: Knex, teamId: string, projectId: string, now: string, increment?: Increment) {
   const project: BudgetProject | undefined = await trx('projects').where({ team_id: teamId, id: projectId }).first(PROJECT_BUDGET_COLUMNS);
   if (!project) return undefined;
   const period = currentPeriod(project, now);
@@ -132,7 +178,10 @@ export async function settleBudgets(trx: Knex, teamId: string, projectId: string
     .whereIn('period_key', keys)
     .select('kind', 'percent', 'crossed_at', 'period_key');
   const watched = hasBudget(project);
-  const spent = watched ? await spentIn(trx, teamId, project, period, now) : { money: ZERO, hours: ZERO };
+  const spent = watched ? await spentNow(trx, teamId, project, period, now, increment) : { money: ZERO, hours: ZERO };
+  await trx('budget_watches')
+    .where({ team_id: teamId, project_id: projectId })
+    .update(watched ? { basis_key: basisKey(period, project, now), spent_money: spent.money.toFixed(), spent_hours: spent.hours.toFixed() } : { basis_key: null, spent_money: null, spent_hours: null });
   const kept: Crossing[] = [];
   const held = new Set<CrossingRow>();
   for (const kind of BUDGET_KINDS) {
@@ -178,23 +227,34 @@ export async function settleOnRead(db: Knex, teamId: string, projectId: string, 
   });
 }
 
-/** Per transaction: the budgeted projects it locked, to evaluate when it commits (teams by project). */
-const watchedByTransaction = new WeakMap<Knex, Map<string, string>>();
+/** A project a transaction watches: its team, and the increment of a write to some tasks only (none: the whole project is computed). */
+type Watch = { teamId: string; increment: Increment | undefined };
+
+/** Per transaction: the budgeted projects it locked, to evaluate when it commits. */
+const watchedByTransaction = new WeakMap<Knex, Map<string, Watch>>();
 
 /**
  * Called by the lock helpers of freshness.ts (and by a budget change) once the project's row is
  * held, for a budgeted project: takes the project's budget lock and makes the transaction evaluate
  * the project's thresholds (settleBudgets) when it commits, after the write's own changes, whatever
- * the write. Outside a transaction there is no commit to evaluate at, and nothing is done.
+ * the write. `taskIds`: the write changes only those tasks' own figures (a time log, a fixed cost),
+ * whose share of spent is read now, before the write, so the evaluation computes only theirs again.
+ * Outside a transaction there is no commit to evaluate at, and nothing is done.
  */
-export async function watchBudgets(db: Knex, teamId: string, projectId: string): Promise<void> {
+export async function watchBudgets(db: Knex, teamId: string, projectId: string, taskIds?: readonly string[]): Promise<void> {
   const trx = db as Knex.Transaction;
   if (!trx.isTransaction) return;
   let watched = watchedByTransaction.get(trx);
-  if (watched?.has(projectId)) return;
-  await lockWatch(trx, teamId, projectId);
+  const known = watched?.get(projectId);
+  if (known) {
+    // A second write in the transaction: the whole project is computed at commit.
+    known.increment = undefined;
+    return;
+  }
+  const basis = await lockWatch(trx, teamId, projectId);
+  const increment = taskIds && basis.basis_key !== null ? await incrementOf(trx, teamId, projectId, basis, taskIds) : undefined;
   if (!watched) {
-    const projects = new Map<string, string>();
+    const projects = new Map<string, Watch>();
     watched = projects;
     watchedByTransaction.set(trx, projects);
     // knex commits a transaction callback's result through the transactor's commit: evaluating
@@ -202,9 +262,21 @@ export async function watchBudgets(db: Knex, teamId: string, projectId: string):
     const commit = trx.commit.bind(trx);
     trx.commit = (async (value?: unknown) => {
       const now = nowIso();
-      for (const [id, team] of projects) await settleBudgets(trx, team, id, now);
+      for (const [id, watch] of projects) await settleBudgets(trx, watch.teamId, id, now, watch.increment);
       return commit(value);
     }) as typeof trx.commit;
   }
-  watched.set(projectId, teamId);
+  watched.set(projectId, { teamId, increment });
+}
+
+/** The tasks' share of spent before a write, when the basis is of the current period (else none: the whole project is computed). */
+async function incrementOf(trx: Knex, teamId: string, projectId: string, basis: Basis, taskIds: readonly string[]): Promise<Increment | undefined> {
+  const project: BudgetProject | undefined = await trx('projects').where({ team_id: teamId, id: projectId }).first(PROJECT_BUDGET_COLUMNS);
+  if (!project || basis.spent_money === null || basis.spent_hours === null) return undefined;
+  const now = nowIso();
+  const period = currentPeriod(project, now);
+  const key = basisKey(period, project, now);
+  if (key !== basis.basis_key) return undefined;
+  const before = await spentIn(trx, teamId, project, period, now, taskIds);
+  return { basisKey: key, basis: { money: toDecimal(basis.spent_money), hours: toDecimal(basis.spent_hours) }, taskIds, before };
 }
