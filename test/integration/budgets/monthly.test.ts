@@ -74,3 +74,15 @@ it('records a crossing that came with no write at the first budget read, once', 
   await budgetOf(h.api, project.id);
   expect(await crossingsAfter(h.api, project.id)).toEqual([{ project_id: project.id, kind: 'money', percent: 100, budget: 1000, spent: 1000, period: TOTAL }]);
 });
+
+it('finds a change made without a write at the first write of the next day', async () => {
+  setClock(new Date('2031-06-10T12:00:00Z'));
+  const { project, role, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [100] });
+  await logTime(h.api, task.id, ann.id, { seconds: 8 * 3600, logged_at: '2031-06-10T08:00:00Z' }); // 800
+  // 125 from 2031-06-01, stored without the service: 8 x 125 = 1000, unknown to the day's basis.
+  await h.db('project_rate_cards').insert({ team_id: h.teamId, project_id: project.id, job_role_id: role.id, effective_from: '2031-06-01', hourly_rate: '125' });
+  setClock(new Date('2031-06-11T00:00:01Z'));
+  // The day's first write computes the whole project: 8.01 h x 125 = 1001.25.
+  await logTime(h.api, task.id, ann.id, { seconds: 36, logged_at: '2031-06-10T09:00:00Z' });
+  expect(await crossingsAfter(h.api, project.id)).toEqual([{ project_id: project.id, kind: 'money', percent: 100, budget: 1000, spent: 1001.25, period: TOTAL }]);
+});
