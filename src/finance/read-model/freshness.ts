@@ -153,7 +153,8 @@ export async function recordRateChange(db: Knex, teamId: string, projectId: stri
  * ('task-figures': time logs, fixed costs) takes the project's row shared and only marks those tasks,
  * so it updates no row every such write must update; every other write takes the row exclusively and
  * bumps the project's revision (its writes are serialised, and figures stamped with an older revision
- * are known out of date).
+ * are known out of date). On a project with a budget it also takes the budget lock, and the write's
+ * transaction evaluates the budget's thresholds when it commits (budget-watch.ts).
  */
 export async function lockProject(db: Knex, teamId: string, id: string, change: Invalidation): Promise<ProjectRow | undefined> {
   if (change.kind === 'task-figures') {
