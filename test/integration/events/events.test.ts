@@ -69,10 +69,10 @@ describe('the event feed', () => {
     expect(created?.data).toEqual({
       project_id: project.id,
       action: 'created',
-      changed: ['name', 'currency', 'budget', 'time_zone', 'hours_budget', 'budget_period', 'budget_alerts'],
-      project: { name: project.name, currency: 'USD', budget: 1000, time_zone: 'UTC', hours_budget: null, budget_period: 'total', budget_alerts: [80, 100] },
+      changed: ['name', 'currency', 'budget', 'time_zone', 'rate_unit', 'hours_per_day', 'hours_budget', 'budget_period', 'budget_alerts'],
+      project: { name: project.name, currency: 'USD', budget: 1000, time_zone: 'UTC', rate_unit: 'hour', hours_per_day: 8, hours_budget: null, budget_period: 'total', budget_alerts: [80, 100] },
     });
-    expect(card?.data).toEqual({ project_id: project.id, effective_from: '1970-01-01', roles: [{ job_role_id: role.id, hourly_rate: 80 }], changed_job_role_ids: [role.id] });
+    expect(card?.data).toEqual({ project_id: project.id, effective_from: '1970-01-01', roles: [{ job_role_id: role.id, hourly_rate: 80, bill_rate: null }], changed_job_role_ids: [role.id] });
     expect(joined?.data).toEqual({ project_id: project.id, team_member_id: member.id, job_role_id: role.id, effective_from: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), added: true });
     expect(newTask?.data).toEqual({
       task_id: task.id,
@@ -130,7 +130,7 @@ describe('the event feed', () => {
 
     const first = (await h.api.get(`/api/events?after=${start}&limit=2`).expect(200)).body.body;
     expect(first.events.map((e: Event) => e.data.project)).toEqual([
-      { name: project.name, currency: 'USD', budget: 1, time_zone: 'UTC', hours_budget: null, budget_period: 'total', budget_alerts: [80, 100] },
+      { name: project.name, currency: 'USD', budget: 1, time_zone: 'UTC', rate_unit: 'hour', hours_per_day: 8, hours_budget: null, budget_period: 'total', budget_alerts: [80, 100] },
       expect.objectContaining({ budget: 2 }),
     ]);
     expect(first.next_after).toBe(first.events[1].seq);
