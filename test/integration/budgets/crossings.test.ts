@@ -90,6 +90,22 @@ describe('a threshold crossed by', () => {
     expect(await crossingsAfter(h.api, project.id)).toEqual([{ project_id: project.id, kind: 'money', percent: 100, budget: 1000, spent: 1050, period: TOTAL }]);
   });
 
+  it("a member's own rate: evaluated like any write, spent as the project's figures have it", async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [100] });
+    await logTime(h.api, task.id, ann.id, hours(8)); // 800
+    // A bill rate is revenue, not spent: nothing.
+    await h.api.put(`/api/projects/${project.id}/members/${ann.id}/rates`, { bill_rate: 500, effective_from: '2026-01-01' }).expect(200);
+    expect(await crossingsAfter(h.api, project.id)).toEqual([]);
+    // Her own cost rate of 125 from 2026-01-01. Spent is the list's total_actual_cost, whichever rates
+    // the figures cost her hours at (8 x 125 = 1000 once they take a member's own rate, 800 before).
+    await h.api.put(`/api/projects/${project.id}/members/${ann.id}/rates`, { hourly_rate: 125, effective_from: '2026-01-01' }).expect(200);
+    const listed = (await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200)).body.body.totals.total_actual_cost as number;
+    expect([800, 1000]).toContain(listed);
+    expect((await budgetOf(h.api, project.id)).money.spent).toBe(listed);
+    const expected = listed >= 1000 ? [{ project_id: project.id, kind: 'money', percent: 100, budget: 1000, spent: listed, period: TOTAL }] : [];
+    expect(await crossingsAfter(h.api, project.id)).toEqual(expected);
+  });
+
   it('a lowered budget, a budget set, and a threshold added that spent already reaches', async () => {
     const { project, ann, task } = await budgetedProject(h.api, { budget: 2000, budget_alerts: [80] });
     await logTime(h.api, task.id, ann.id, hours(9)); // 900: 45 % of 2000
