@@ -2,7 +2,7 @@ import { Api, Harness, startHarness } from '../../support/harness';
 import { createProject } from '../../support/fixtures';
 
 /*
- * The budget fields of a project (CONTRACT section 9 rule 1) and the budget route's query: bad input
+ * The budget fields of a project (docs/api.md "Budgets") and the budget route's query: bad input
  * is a 400 naming the field, with nothing changed; any role reads a budget, a viewer cannot set one.
  */
 let h: Harness;
