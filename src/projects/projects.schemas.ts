@@ -24,11 +24,17 @@ const budgetFields = {
     .optional()
     .describe('"total": the budgets count the project\'s whole life; "month": each month in the project\'s time zone, fixed costs left out'),
   budget_alerts: z
-    .array(z.number({ error: 'must be a JSON number' }).int('must be an integer').min(1, 'must be at least 1').max(1000, 'must be at most 1000'))
+    // Items checked as a whole, so that every error names the field itself (budget_alerts), with the item.
+    .array(z.unknown().meta({ type: 'integer', minimum: 1, maximum: 1000 }), { error: 'must be an array of percentages' })
     .max(100, 'must have at most 100 percentages')
-    .refine((alerts) => new Set(alerts).size === alerts.length, 'must not repeat a percentage')
+    .superRefine((alerts, ctx) => {
+      const bad = alerts.findIndex((p) => typeof p !== 'number' || !Number.isInteger(p) || p < 1 || p > 1000);
+      if (bad >= 0) ctx.addIssue({ code: 'custom', message: `must hold whole numbers from 1 to 1000 (item ${bad} is ${JSON.stringify(alerts[bad])})` });
+      else if (new Set(alerts).size !== alerts.length) ctx.addIssue({ code: 'custom', message: 'must not repeat a percentage' });
+    })
+    .transform((alerts) => alerts as number[])
     .optional()
-    .describe('Percentages of each budget (1..1000, distinct) whose crossing records a budget.threshold_crossed event'),
+    .describe('Whole percentages of each budget, 1 to 1000, distinct (default [80, 100]): spent reaching one records a budget.threshold_crossed event'),
 };
 
 export const RATE_UNITS = ['hour', 'day'] as const;

@@ -38,11 +38,11 @@ it('refuses bad budget fields with a 400 naming the field, and changes nothing',
   await h.api.patch(`/api/projects/${project.id}`, { hours_budget: 10, budget_alerts: [50] }).expect(200);
   const before = (await h.api.get(`/api/projects/${project.id}`).expect(200)).body.body;
   const cases: [Record<string, unknown>, string][] = [
-    [{ budget_alerts: [0] }, 'budget_alerts.0'],
-    [{ budget_alerts: [50, 1001] }, 'budget_alerts.1'],
+    [{ budget_alerts: [0] }, 'budget_alerts'],
+    [{ budget_alerts: [50, 1001] }, 'budget_alerts'],
     [{ budget_alerts: [80, 80] }, 'budget_alerts'],
-    [{ budget_alerts: [50.5] }, 'budget_alerts.0'],
-    [{ budget_alerts: ['80'] }, 'budget_alerts.0'],
+    [{ budget_alerts: [50.5] }, 'budget_alerts'],
+    [{ budget_alerts: ['80'] }, 'budget_alerts'],
     [{ budget_alerts: 80 }, 'budget_alerts'],
     [{ hours_budget: -1 }, 'hours_budget'],
     [{ hours_budget: 1.234 }, 'hours_budget'],
@@ -53,8 +53,8 @@ it('refuses bad budget fields with a 400 naming the field, and changes nothing',
   for (const [body, path] of cases) {
     const res = await h.api.patch(`/api/projects/${project.id}`, body).expect(400);
     expect(res.body.error.code).toBe('VALIDATION_ERROR');
-    expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(path);
-    expect(res.body.error.message).toContain(path.split('.')[0]);
+    expect(res.body.error.details.map((d: { path: string }) => d.path)).toEqual([path]);
+    expect(res.body.error.message).toContain(path);
   }
   expect((await h.api.get(`/api/projects/${project.id}`).expect(200)).body.body).toEqual(before);
 });
