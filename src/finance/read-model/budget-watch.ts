@@ -23,8 +23,8 @@ import { computeOwnFigures } from './labor';
  * granted (READ COMMITTED): it sees every write that evaluated before it, and its own. Of two writes
  * that together take spent past a threshold, the second to evaluate sees both; the first finds no row
  * and records it, the second finds the row. An evaluation compares spent with the rows, not with the
- * write's change, so nothing depends on which write caused what. A rate taking effect at midnight changes nothing stored: the next write's or
- * budget read's evaluation finds the threshold reached and records it.
+ * write's change, so nothing depends on which write caused what, and a change no write evaluated (a
+ * new month, a rate stored by other means) is recorded by the next write's or budget read's evaluation.
  *
  * What it costs: an evaluation computes the whole project's spent (its tasks' own figures, by the
  * calculator) and keeps it in budget_watches as the basis, keyed by the period and the day. A write to
