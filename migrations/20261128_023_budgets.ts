@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /*
- * Budgets that warn (docs/finance-rules.md R27, docs/api.md "Budgets"):
+ * Budgets that warn (docs/finance-rules.md R28, docs/api.md "Budgets"):
  *   - projects.hours_budget (hours, 2 decimals, >= 0, or null), budget_period ('total' or 'month', in
  *     the project's time zone) and budget_alerts (distinct percentages 1..1000, default 80 and 100);
  *   - budget_watches: one row per budgeted project, the lock every write to a budgeted project takes

@@ -5,7 +5,7 @@ import { BUDGET_KINDS, percentUsedOf, remainingOf } from '../finance/rules/budge
 import { Crossing, budgetOf, crossingsIn, currentPeriod, hasBudget, monthPeriod, settleOnRead, spentIn } from '../finance/read-model/budget-watch';
 
 /**
- * GET /api/projects/:id/budget (docs/api.md "Budgets"; docs/finance-rules.md R27): what the
+ * GET /api/projects/:id/budget (docs/api.md "Budgets"; docs/finance-rules.md R28): what the
  * project spent in the period against each budget, and its alerts. The current period of a budgeted
  * project is evaluated first (crossings recorded, thresholds re-armed), so the answer and the feed
  * agree; a past month answers the crossings recorded in it.

@@ -7,7 +7,7 @@ export type ProjectRow = {
   name: string;
   currency: string;
   budget: string | null;
-  /** Hours budget (2 decimals) or null; how budgets count (whole life or month) and their alert percentages (docs/finance-rules.md R27). */
+  /** Hours budget (2 decimals) or null; how budgets count (whole life or month) and their alert percentages (docs/finance-rules.md R28). */
   hours_budget: string | null;
   budget_period: 'total' | 'month';
   budget_alerts: number[];

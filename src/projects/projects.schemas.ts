@@ -16,7 +16,7 @@ const amount = () => decimalNumber({ min: 0, max: MAX_AMOUNT });
 // Checked against the zones the runtime and the database know by the service.
 const timeZone = z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters').describe('IANA time zone, e.g. Europe/Paris');
 
-/** Budgets (docs/finance-rules.md R27): hours, how they count, and the alert percentages. */
+/** Budgets (docs/finance-rules.md R28): hours, how they count, and the alert percentages. */
 const budgetFields = {
   hours_budget: decimalNumber({ min: 0, max: MAX_AMOUNT, decimals: 2 }).nullable().optional().describe('Hours budget (2 decimals), or null for none'),
   budget_period: z

@@ -4,7 +4,7 @@ import { currentPeriod, hasBudget, monthPeriod } from '../../src/finance/read-mo
 
 const d = (value: string) => toDecimal(value);
 
-describe('budget rules (docs/finance-rules.md R27)', () => {
+describe('budget rules (docs/finance-rules.md R28)', () => {
   it('compares spent with a threshold exactly, not through the rounded percentage', () => {
     expect(reaches(d('1000'), d('799.99'), 80)).toBe(false);
     expect(percentUsedOf(d('1000'), d('799.99'))?.toFixed()).toBe('80'); // 79.999 rounds to 80.00

@@ -7,7 +7,7 @@ import { DayRange, Scope } from '../inputs/scope';
 import { computeOwnFigures } from './labor';
 
 /*
- * Budget thresholds crossed exactly once (docs/finance-rules.md R27.4, R27.5).
+ * Budget thresholds crossed exactly once (docs/finance-rules.md R28.4, R28.5).
  *
  * A crossing is state, not a difference: budget_crossings holds, per project, kind, percentage and
  * period, the thresholds recorded as crossed. An evaluation (settleBudgets) computes spent now and

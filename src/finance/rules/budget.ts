@@ -1,7 +1,7 @@
 import { Decimal, ZERO, toDecimal } from './money';
 
 /*
- * Budgets (docs/finance-rules.md R27): how much of a budget is used and which alert thresholds spent
+ * Budgets (docs/finance-rules.md R28): how much of a budget is used and which alert thresholds spent
  * reaches. Exact decimals only: a threshold is reached when spent x 100 >= budget x percent, compared
  * exactly (never through the rounded percentage), and a null or zero budget has no percentage and
  * reaches no threshold.

@@ -6,7 +6,7 @@ import { logTime } from '../../support/fixtures';
 import { budgetOf, budgetedProject, crossingsAfter } from './support';
 
 /*
- * Crossings exactly once under concurrent writes (docs/finance-rules.md R27.5): writes to a budgeted
+ * Crossings exactly once under concurrent writes (docs/finance-rules.md R28.5): writes to a budgeted
  * project evaluate its thresholds one at a time, under the project's budget lock, each after its own
  * change (src/finance/read-model/budget-watch.ts). On PostgreSQL, from two instances of the service
  * (this test's app and a second process, each with its own pool); on PGlite from one. Dev costs

@@ -3,7 +3,7 @@ import { createJobRole, createTask, logTime } from '../../support/fixtures';
 import { TOTAL, budgetOf, budgetedProject, crossingsAfter } from './support';
 
 /*
- * Crossings by each cause (docs/finance-rules.md R27.4, R27.5), with expectations
+ * Crossings by each cause (docs/finance-rules.md R28.4, R28.5), with expectations
  * computed by hand: Dev costs 100.00 an hour, so spent is hours x 100.
  */
 let h: Harness;

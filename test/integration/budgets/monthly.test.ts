@@ -5,7 +5,7 @@ import { TOTAL, budgetOf, budgetedProject, crossingsAfter } from './support';
 
 /*
  * Monthly budgets count the months of the project's time zone, and a new month re-arms them
- * (docs/finance-rules.md R27.2, R27.4). The service clock (src/clock.ts) is moved as the midnight tests
+ * (docs/finance-rules.md R28.2, R28.4). The service clock (src/clock.ts) is moved as the midnight tests
  * move it. Pacific/Auckland is UTC+13 until 5 April 2026: 23:30 there on 31 March is 10:30 UTC, and
  * 00:30 on 1 April is 11:30 UTC on 31 March. Dev costs 100.00 an hour.
  */
