@@ -104,7 +104,7 @@ export async function spentIn(
 export type Crossing = { kind: BudgetKind; percent: number; crossed_at: Date };
 type CrossingRow = Crossing & { period_key: string };
 
-type BudgetProject = BudgetColumns & { id: string; currency: string; time_zone: string };
+export type BudgetProject = BudgetColumns & { id: string; currency: string; time_zone: string };
 
 const PROJECT_BUDGET_COLUMNS = ['id', 'currency', 'time_zone', 'budget', 'hours_budget', 'budget_period', 'budget_alerts'];
 
@@ -148,7 +148,7 @@ async function lockWatch(trx: Knex, teamId: string, projectId: string): Promise<
  * current period: those tasks' share of spent before the write, so that at commit spent is the basis
  * plus what their share became, not the whole project computed again.
  */
-type Increment = { basisKey: string; basis: Spent; taskIds: readonly string[]; before: Spent };
+type Increment = { basisKey: string; basis: Spent; taskIds: readonly string[]; before: Spent; project: BudgetProject };
 
 /** Spent in the period: the basis plus the written tasks' change (an Increment of this period), else the whole project computed. */
 async function spentNow(trx: Knex, teamId: string, project: BudgetProject, period: BudgetPeriod, now: string, increment?: Increment): Promise<Spent> {
@@ -167,7 +167,9 @@ async function spentNow(trx: Knex, teamId: string, project: BudgetProject, perio
  * below. Returns the period, what was spent and the crossings now recorded in it.
  */
 export async function settleBudgets(trx: Knex, teamId: string, projectId: string, now: string, increment?: Increment) {
-  const project: BudgetProject | undefined = await trx('projects').where({ team_id: teamId, id: projectId }).first(PROJECT_BUDGET_COLUMNS);
+  // A write to some tasks' own figures held the project's row shared since it read it: it is as read.
+  const project: BudgetProject | undefined =
+    increment?.project ?? (await trx('projects').where({ team_id: teamId, id: projectId }).first(PROJECT_BUDGET_COLUMNS));
   if (!project) return undefined;
   const period = currentPeriod(project, now);
   // The current period's rows; a monthly budget keeps its past months' rows as history, and a 'total'
@@ -241,7 +243,7 @@ const watchedByTransaction = new WeakMap<Knex, Map<string, Watch>>();
  * whose share of spent is read now, before the write, so the evaluation computes only theirs again.
  * Outside a transaction there is no commit to evaluate at, and nothing is done.
  */
-export async function watchBudgets(db: Knex, teamId: string, projectId: string, taskIds?: readonly string[]): Promise<void> {
+export async function watchBudgets(db: Knex, teamId: string, projectId: string, taskIds?: readonly string[], locked?: BudgetProject): Promise<void> {
   const trx = db as Knex.Transaction;
   if (!trx.isTransaction) return;
   let watched = watchedByTransaction.get(trx);
@@ -252,7 +254,7 @@ export async function watchBudgets(db: Knex, teamId: string, projectId: string, 
     return;
   }
   const basis = await lockWatch(trx, teamId, projectId);
-  const increment = taskIds && basis.basis_key !== null ? await incrementOf(trx, teamId, projectId, basis, taskIds) : undefined;
+  const increment = taskIds && basis.basis_key !== null ? await incrementOf(trx, teamId, projectId, basis, taskIds, locked) : undefined;
   if (!watched) {
     const projects = new Map<string, Watch>();
     watched = projects;
@@ -270,13 +272,20 @@ export async function watchBudgets(db: Knex, teamId: string, projectId: string, 
 }
 
 /** The tasks' share of spent before a write, when the basis is of the current period (else none: the whole project is computed). */
-async function incrementOf(trx: Knex, teamId: string, projectId: string, basis: Basis, taskIds: readonly string[]): Promise<Increment | undefined> {
-  const project: BudgetProject | undefined = await trx('projects').where({ team_id: teamId, id: projectId }).first(PROJECT_BUDGET_COLUMNS);
+async function incrementOf(
+  trx: Knex,
+  teamId: string,
+  projectId: string,
+  basis: Basis,
+  taskIds: readonly string[],
+  locked?: BudgetProject,
+): Promise<Increment | undefined> {
+  const project: BudgetProject | undefined = locked ?? (await trx('projects').where({ team_id: teamId, id: projectId }).first(PROJECT_BUDGET_COLUMNS));
   if (!project || basis.spent_money === null || basis.spent_hours === null) return undefined;
   const now = nowIso();
   const period = currentPeriod(project, now);
   const key = basisKey(period, project, now);
   if (key !== basis.basis_key) return undefined;
   const before = await spentIn(trx, teamId, project, period, now, taskIds);
-  return { basisKey: key, basis: { money: toDecimal(basis.spent_money), hours: toDecimal(basis.spent_hours) }, taskIds, before };
+  return { basisKey: key, basis: { money: toDecimal(basis.spent_money), hours: toDecimal(basis.spent_hours) }, taskIds, before, project };
 }

@@ -160,7 +160,7 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
   if (change.kind === 'task-figures') {
     const row = await prepared(db('projects').where({ team_id: teamId, id }).forShare().first(PROJECT_COLUMNS), 'lock_project_shared');
     if (row) await recordInvalidation(db, teamId, id, change);
-    if (row && hasBudget(row)) await watchBudgets(db, teamId, id, change.taskIds);
+    if (row && hasBudget(row)) await watchBudgets(db, teamId, id, change.taskIds, row);
     return row;
   }
   const [row] = await prepared(
@@ -211,7 +211,7 @@ export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string
     'lock_project_of_task',
   );
   const row: ProjectRow | undefined = result.rows[0];
-  if (row && hasBudget(row)) await watchBudgets(db, teamId, row.id, [taskId]);
+  if (row && hasBudget(row)) await watchBudgets(db, teamId, row.id, [taskId], row);
   return row;
 }
 
