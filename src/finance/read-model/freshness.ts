@@ -509,6 +509,58 @@ export async function readCurrent<T>(db: Knex, teamId: string, projectId: string
   return value;
 }
 
+/** What one step of the background drain did (drainMarks). */
+export type DrainStep =
+  | { kind: 'busy' } // another refresh of the project holds its refresh lock: try again later
+  | { kind: 'whole' } // the stamp is out of date (or inputs changed): only a whole refresh (bringCurrent) helps
+  | { kind: 'drained'; tasks: number; more: boolean };
+
+/** SQL: every mark of the tasks named by the project's `:limit` oldest marks. */
+const OLDEST_MARKED_TASKS = `select s.seq::text as seq, s.task_id from stale_tasks s
+  where s.team_id = :teamId and s.project_id = :projectId and s.task_id in (
+    select f.task_id from stale_tasks f where f.team_id = :teamId and f.project_id = :projectId order by f.seq limit :limit)`;
+
+/**
+ * One bounded step of the background drain (drainer.ts): while the project's stamp is current and no
+ * input is marked (marks of some tasks only: time logs, fixed costs), recomputes the tasks named by its
+ * `limit` oldest marks (at most `limit` tasks, so their breakdown parts are stored too), removes exactly
+ * the marks it read and bumps the generation. It is a refresh that read fewer marks: those it did not
+ * read stay, so their tasks, and the project's lists, stay out of date until a later step. It takes the
+ * refresh lock without waiting ('busy' when another refresh holds it): one drain or refresh of a
+ * project at a time, on every instance, and no connection held waiting.
+ */
+export async function drainMarks(db: Knex, teamId: string, projectId: string, limit: number, now: string = nowIso()): Promise<DrainStep> {
+  let partsLeft = false;
+  const step = await retryingConflicts(() => db.transaction(async (trx): Promise<DrainStep> => {
+    const locked = await trx.raw('select pg_try_advisory_xact_lock(hashtext(?), hashtext(?)) as locked', [teamId, projectId]);
+    if (!locked.rows[0]?.locked) return { kind: 'busy' };
+    const project = await findProject(trx, teamId, projectId);
+    if (!project) return { kind: 'drained', tasks: 0, more: false };
+    const today = await projectToday(trx, teamId, projectId, now);
+    const stamp: Stamp | undefined = await trx('project_figures')
+      .where({ team_id: teamId, project_id: projectId })
+      .first('revision', 'day', 'calculator_version');
+    const stampCurrent = stamp && Number(stamp.revision) === Number(project.revision) && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION;
+    if (!stampCurrent || (await readInputMarks(trx, teamId, projectId)).length > 0) return { kind: 'whole' };
+    const marks: { seq: string; task_id: string }[] = (await trx.raw(OLDEST_MARKED_TASKS, { teamId, projectId, limit })).rows;
+    if (marks.length === 0) return { kind: 'drained', tasks: 0, more: false };
+    const taskIds = [...new Set(marks.map((mark) => mark.task_id))];
+    partsLeft = await refreshTaskLabor(trx, teamId, project, taskIds, now);
+    await removeMarks(trx, 'stale_tasks', teamId, projectId, marks);
+    await trx('project_figures').where({ team_id: teamId, project_id: projectId }).update({ generation: trx.raw('generation + 1') });
+    const left = await trx.raw('select exists (select 1 from stale_tasks where team_id = ? and project_id = ?) as more', [teamId, projectId]);
+    return { kind: 'drained', tasks: taskIds.length, more: Boolean(left.rows[0]?.more) };
+  }));
+  if (step.kind === 'drained' && step.tasks > 0) refreshListeners.get(db)?.(teamId, projectId, partsLeft);
+  return step;
+}
+
+/** The projects with marks (of tasks or inputs): what the drainer finds, whichever instance's writes left them. */
+export async function projectsWithMarks(db: Knex): Promise<{ team_id: string; project_id: string }[]> {
+  const result = await db.raw('select team_id, project_id from stale_tasks union select team_id, project_id from stale_inputs');
+  return result.rows;
+}
+
 /**
  * Brings current every project whose stored figures have no stamp or one from another calculator
  * version (after a migration, or a release whose rules changed); run at start-up (src/db/migrate.ts).
