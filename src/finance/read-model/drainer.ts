@@ -45,6 +45,11 @@ export function wakeDrainer(db: Knex, teamId: string, projectId: string): boolea
   return drainer !== undefined;
 }
 
+/**
+ * One drainer per instance. It does not rest while requests are being answered, only gives the event
+ * loop a turn between batches: a drainer that rested while requests ran fell behind a burst of writes,
+ * and the reads after it paid for the backlog (BENCHMARKS.md, "A burst of writes").
+ */
 export function createDrainer(db: Knex, logger: Logger, options: { batch?: number; pollMs?: number } = {}): Drainer {
   const { batch = BATCH, pollMs = POLL_MS } = options;
   const queue = new Map<string, { teamId: string; projectId: string }>();
