@@ -22,8 +22,8 @@ import { bringCurrent, drainMarks, projectsWithMarks } from './freshness';
  * leaving cancels none of its statements.
  */
 
-/** Tasks recomputed per transaction: small enough to store their breakdown parts (labor.ts's partsEagerly). */
-const BATCH = 100;
+/** Tasks recomputed per transaction: their breakdown parts stored too (labor.ts's partsEagerly), and about a MB of JSON at most. */
+const BATCH = 50;
 
 /** How often the marks' tables are looked at when nothing is queued. */
 const POLL_MS = 250;
