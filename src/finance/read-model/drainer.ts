@@ -76,15 +76,16 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
   async function work(): Promise<void> {
     while (!stopped) {
       if (queue.size === 0) {
+        // A pause before each look (cut short by a wake): marks of tasks written again meanwhile (a task
+        // logged to over and over) gather into one step rather than one refresh each.
+        await sleep();
+        if (stopped) break;
         try {
           for (const { team_id: teamId, project_id: projectId } of await projectsWithMarks(db)) queue.set(keyOf(teamId, projectId), { teamId, projectId });
         } catch (err) {
           logger.warn({ err }, 'could not look for marks to drain');
         }
-        if (queue.size === 0) {
-          await sleep();
-          continue;
-        }
+        if (queue.size === 0) continue;
       }
       // A batch of each queued project in turn: one project's backlog does not hold the others up.
       let failed = false;
@@ -97,11 +98,12 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
           failed = true;
           logger.warn({ err, projectId }, 'draining marks failed');
         }
+        // A backlog goes on at once (after a turn of the event loop); what a step left is found by the next look.
         if (!more) queue.delete(key);
         await nextTurn();
       }
       // Not straight back to a project that failed (the database gone, say): the next look after a pause.
-      if (failed) await sleep();
+      if (failed) queue.clear();
     }
   }
 

@@ -513,7 +513,7 @@ export async function readCurrent<T>(db: Knex, teamId: string, projectId: string
 export type DrainStep =
   | { kind: 'busy' } // another refresh of the project holds its refresh lock: try again later
   | { kind: 'whole' } // the stamp is out of date (or inputs changed): only a whole refresh (bringCurrent) helps
-  | { kind: 'drained'; tasks: number; more: boolean };
+  | { kind: 'drained'; tasks: number; more: boolean }; // more: a full batch read, and marks left
 
 /** SQL: every mark of the tasks named by the project's `:limit` oldest marks. */
 const OLDEST_MARKED_TASKS = `select s.seq::text as seq, s.task_id from stale_tasks s
@@ -527,7 +527,8 @@ const OLDEST_MARKED_TASKS = `select s.seq::text as seq, s.task_id from stale_tas
  * the marks it read and bumps the generation. It is a refresh that read fewer marks: those it did not
  * read stay, so their tasks, and the project's lists, stay out of date until a later step. It takes the
  * refresh lock without waiting ('busy' when another refresh holds it): one drain or refresh of a
- * project at a time, on every instance, and no connection held waiting.
+ * project at a time, on every instance, and no connection held waiting. `more` says that it read a
+ * full batch (at least `limit` marks) and marks are left: a backlog, to go on with at once.
  */
 export async function drainMarks(db: Knex, teamId: string, projectId: string, limit: number, now: string = nowIso()): Promise<DrainStep> {
   let partsLeft = false;
@@ -548,6 +549,7 @@ export async function drainMarks(db: Knex, teamId: string, projectId: string, li
     partsLeft = await refreshTaskLabor(trx, teamId, project, taskIds, now);
     await removeMarks(trx, 'stale_tasks', teamId, projectId, marks);
     await trx('project_figures').where({ team_id: teamId, project_id: projectId }).update({ generation: trx.raw('generation + 1') });
+    if (marks.length < limit) return { kind: 'drained', tasks: taskIds.length, more: false };
     const left = await trx.raw('select exists (select 1 from stale_tasks where team_id = ? and project_id = ?) as more', [teamId, projectId]);
     return { kind: 'drained', tasks: taskIds.length, more: Boolean(left.rows[0]?.more) };
   }));
