@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS) });
     onRefreshed(db, filler.refreshed);
     // Marks left by writes drained in the background, so reads do not pay for a burst of writes.
-    const drainer = createDrainer(db, logger);
+    const drainer = createDrainer(db, logger, { quiet: () => activity.quietFor(0) });
     // Webhook deliveries, in the background; stopped before the database closes.
     const webhooks = startWebhookWorker({ db, logger, allowPrivate: config.webhookAllowPrivate });
     void filler.scheduleOutdated().catch((err: unknown) => logger.warn({ err }, 'could not look for breakdown parts to fill'));

@@ -45,19 +45,27 @@ export function wakeDrainer(db: Knex, teamId: string, projectId: string): boolea
   return drainer !== undefined;
 }
 
+/** The share of the service's time the drainer takes while requests run and no read waits for it. */
+const SHARE = 0.25;
+
 /**
- * One drainer per instance. It does not rest while requests are being answered, only gives the event
- * loop a turn between batches: a drainer that rested while requests ran fell behind a burst of writes,
- * and the reads after it paid for the backlog (BENCHMARKS.md, "A burst of writes").
+ * One drainer per instance. A refresh of a task costs about what a time log does, so a drainer going
+ * flat out behind writes spread over many tasks would halve their throughput. It therefore takes all
+ * the time it wants only when no request is being answered (`quiet`) or when a breakdown found a mark
+ * since its last step (reads pay for the backlog then); otherwise, while writes run, it rests after
+ * each batch three times as long as the batch took (`share`). BENCHMARKS.md, "A burst of writes".
  */
-export function createDrainer(db: Knex, logger: Logger, options: { batch?: number; pollMs?: number } = {}): Drainer {
-  const { batch = BATCH, pollMs = POLL_MS } = options;
+export function createDrainer(db: Knex, logger: Logger, options: { batch?: number; pollMs?: number; quiet?: () => boolean; share?: number } = {}): Drainer {
+  const { batch = BATCH, pollMs = POLL_MS, quiet = () => true, share = SHARE } = options;
+  /** Whether a read found a mark since the last step: reads pay for the backlog now, so no rest. */
+  let readsWaiting = false;
   const queue = new Map<string, { teamId: string; projectId: string }>();
   let stopped = false;
   let wakeUp: (() => void) | undefined;
-  const sleep = () =>
+  // A pause, cut short by a wake (a read waiting) or a stop.
+  const rest = (ms: number) =>
     new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, pollMs);
+      const timer = setTimeout(resolve, ms);
       wakeUp = () => {
         clearTimeout(timer);
         resolve();
@@ -78,7 +86,7 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
       if (queue.size === 0) {
         // A pause before each look (cut short by a wake): marks of tasks written again meanwhile (a task
         // logged to over and over) gather into one step rather than one refresh each.
-        await sleep();
+        await rest(pollMs);
         if (stopped) break;
         try {
           for (const { team_id: teamId, project_id: projectId } of await projectsWithMarks(db)) queue.set(keyOf(teamId, projectId), { teamId, projectId });
@@ -92,6 +100,8 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
       for (const [key, { teamId, projectId }] of [...queue]) {
         if (stopped) break;
         let more = false;
+        const started = performance.now();
+        readsWaiting = false;
         try {
           more = await step(teamId, projectId);
         } catch (err) {
@@ -100,7 +110,8 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
         }
         // A backlog goes on at once (after a turn of the event loop); what a step left is found by the next look.
         if (!more) queue.delete(key);
-        await nextTurn();
+        if (quiet() || readsWaiting || share >= 1) await nextTurn();
+        else await rest(((performance.now() - started) * (1 - share)) / share);
       }
       // Not straight back to a project that failed (the database gone, say): the next look after a pause.
       if (failed) queue.clear();
@@ -110,6 +121,7 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
   const running = outsideRequests(() => work());
   const drainer: Drainer = {
     wake(teamId, projectId) {
+      readsWaiting = true;
       queue.set(keyOf(teamId, projectId), { teamId, projectId });
       wakeUp?.();
     },

@@ -89,6 +89,17 @@ it('drains a burst of time logs with no read, in batches, to what the oracle com
   expect(await generation()).toBe(drained);
 });
 
+it('drains while requests are being answered too, resting between batches', async () => {
+  await burst();
+  drainer = createDrainer(h.db, createLogger('silent'), { batch: 2, pollMs: 1, quiet: () => false, share: 0.5 });
+  await until(async () => (await marks()) === 0);
+  await drainer.stop();
+  drainer = undefined;
+  const drained = await generation();
+  await expectProjectMatchesOracle(h, projectId);
+  expect(await generation()).toBe(drained);
+});
+
 it('leaves the marks a step did not read for the next one', async () => {
   await burst();
   const marked = Number((await h.db('stale_tasks').where({ team_id: h.teamId, project_id: projectId }).countDistinct<{ n: string }[]>({ n: 'task_id' }))[0]?.n);
