@@ -3,7 +3,7 @@ import { nowIso } from '../../clock';
 import { outsideRequests } from '../../db/request-queries';
 import type { Logger } from '../../logger';
 import { nextTurn } from '../../turns';
-import { bringCurrent, drainMarks, projectsWithMarks } from './freshness';
+import { bringCurrent, drainMarks } from './freshness';
 
 /*
  * The background drain of marks (docs/stored-figures.md, "How the figures stay current"). Writes only
@@ -34,6 +34,12 @@ export type Drainer = {
   /** Stops after the batch being drained (at shut-down), and resolves then. */
   stop(): Promise<void>;
 };
+
+/** The projects with marks (of tasks or inputs), whichever instance's writes left them. */
+async function projectsWithMarks(db: Knex): Promise<{ team_id: string; project_id: string }[]> {
+  const result = await db.raw('select team_id, project_id from stale_tasks union select team_id, project_id from stale_inputs');
+  return result.rows;
+}
 
 /** The drainer of each connection pool, for the breakdowns that wake it (finance.router.ts). */
 const drainers = new WeakMap<Knex, Drainer>();

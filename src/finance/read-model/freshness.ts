@@ -509,11 +509,8 @@ export async function readCurrent<T>(db: Knex, teamId: string, projectId: string
   return value;
 }
 
-/** What one step of the background drain did (drainMarks). */
-export type DrainStep =
-  | { kind: 'busy' } // another refresh of the project holds its refresh lock: try again later
-  | { kind: 'whole' } // the stamp is out of date (or inputs changed): only a whole refresh (bringCurrent) helps
-  | { kind: 'drained'; tasks: number; more: boolean }; // more: a full batch read, and marks left
+/** What a drain step did: another refresh held the lock; the stamp is out of date (bringCurrent); or drained. */
+export type DrainStep = { kind: 'busy' } | { kind: 'whole' } | { kind: 'drained'; tasks: number; more: boolean };
 
 /** SQL: every mark of the tasks named by the project's `:limit` oldest marks. */
 const OLDEST_MARKED_TASKS = `select s.seq::text as seq, s.task_id from stale_tasks s
@@ -555,12 +552,6 @@ export async function drainMarks(db: Knex, teamId: string, projectId: string, li
   }));
   if (step.kind === 'drained' && step.tasks > 0) refreshListeners.get(db)?.(teamId, projectId, partsLeft);
   return step;
-}
-
-/** The projects with marks (of tasks or inputs): what the drainer finds, whichever instance's writes left them. */
-export async function projectsWithMarks(db: Knex): Promise<{ team_id: string; project_id: string }[]> {
-  const result = await db.raw('select team_id, project_id from stale_tasks union select team_id, project_id from stale_inputs');
-  return result.rows;
 }
 
 /**
