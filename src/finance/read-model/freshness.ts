@@ -25,6 +25,7 @@ import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
  * matches and no mark is left. Every read checks that in the statement that reads the figures
  * (FIGURES_CURRENT), so the check and the figures come from one snapshot. A read that finds them out
  * of date calls bringCurrent, then reads again; a breakdown computes its one task on the fly instead.
+ * Behind the writes, drainer.ts brings marked tasks current a bounded batch at a time (drainMarks).
  *
  * bringCurrent runs once per project at a time: concurrent requests of one instance share it, and
  * instances queue on a transaction-scoped advisory lock, then find the stamp current. It never blocks
