@@ -36,7 +36,8 @@ import { hasBudget, watchBudgets } from './budget-watch';
  * the next read refreshes again. Each refresh bumps the stamp's generation, which the list cache keys on.
  *
  * This module is the only one that writes marks (stale_tasks, stale_inputs) or stamps (project_figures,
- * the parts version), checks them, or refreshes: the resources' services call its lock helpers. The
+ * the parts version), checks them (the SQL of the check is in stamps.ts), or refreshes: the
+ * resources' services call its lock helpers. The
  * versions and stamps are listed in docs/architecture.md's glossary.
  */
 
@@ -258,49 +259,9 @@ export async function stampNewProject(db: Knex, teamId: string, project: { id: s
   });
 }
 
-/* ---- Stamp checks: whether stored figures are current, in the statement that reads them ---- */
+/* ---- Stamp checks: in stamps.ts (the SQL each read embeds), re-exported here ---- */
 
-/**
- * SQL: whether the stamp of project `alias`'s stored figures (a projects row) is of the project's
- * revision, today in its time zone by the service clock's instant :now, and :calculatorVersion; the
- * marks aside (stampCurrentOf).
- */
-export const stampOf = (alias: string) => `exists (
-       select 1 from project_figures cf
-       where cf.team_id = ${alias}.team_id and cf.project_id = ${alias}.id and cf.revision = ${alias}.revision
-         and cf.day = ${todayOf(alias)} and cf.calculator_version = cast(:calculatorVersion as integer))`;
-
-/**
- * SQL: whether the stored figures of project `alias` (a projects row) are current: their stamp is of
- * the project's revision, today in its time zone by the service clock's instant :now, and
- * :calculatorVersion, and no mark is left (of any task, or with `taskId` of that task only: a task's
- * own stored figures depend on nothing else a mark without a revision bump records).
- */
-export const stampCurrentOf = (alias: string, taskId?: string) => `(${stampOf(alias)}
-     and not exists (
-       select 1 from stale_tasks sm where sm.team_id = ${alias}.team_id and sm.project_id = ${alias}.id${taskId ? ` and sm.task_id = ${taskId}` : ''})${
-       taskId
-         ? ''
-         : `
-     and not exists (select 1 from stale_inputs si where si.team_id = ${alias}.team_id and si.project_id = ${alias}.id)`
-     })`;
-
-/** SQL: whether the stamp of :projectId's stored figures is current (see stampCurrentOf). */
-export const FIGURES_CURRENT = `exists (
-       select 1 from projects cp where cp.team_id = :teamId and cp.id = :projectId and ${stampCurrentOf('cp')})`;
-
-/** SQL: whether a stored labor row's (l) breakdown parts are of its project's (pf: project_figures) parts version. */
-export const PARTS_CURRENT = 'l.parts_version = coalesce(pf.parts_version, 0)';
-
-/** SQL: whether a stored labor row (l) holds no breakdown parts of its project's (pf) parts version: what the filler computes. */
-export const PARTS_MISSING = `(l.members_json is null or not ${PARTS_CURRENT})`;
-
-/** SQL: the version of project `alias`'s stored figures (a projects row) the list cache keys on: its revision and the stamp's generation. */
-export const figuresVersionOf = (alias: string) =>
-  `${alias}.revision::text || '.' || (select f.generation from project_figures f where f.team_id = ${alias}.team_id and f.project_id = ${alias}.id)::text`;
-
-/** The bindings FIGURES_CURRENT needs besides :teamId and :projectId. */
-export const stampBindings = (now: string) => ({ now, calculatorVersion: CALCULATOR_VERSION });
+export { FIGURES_CURRENT, PARTS_CURRENT, PARTS_MISSING, figuresVersionOf, stampBindings, stampCurrentOf, stampOf } from './stamps';
 
 type Stamp = { revision: number; day: string; calculator_version: number; pricing: string | null };
 
