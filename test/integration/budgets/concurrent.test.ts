@@ -59,6 +59,31 @@ describeOnPostgres('one process opens PGlite, so there is no second instance')('
     ]);
   }, 60_000);
 
+  it('add what a log makes of its cost line after the log that held the lock before it, rounding included', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { hours_budget: 4.02, budget_alerts: [100] });
+    await logTime(h.api, task.id, ann.id, { seconds: 14_400, logged_at: '2026-06-10T10:00:00Z' }); // 4.00 h
+    const held = await holdLocks(h.db, (trx) =>
+      trx.raw('select 1 from budget_watches where team_id = ? and project_id = ? for update', [h.teamId, project.id]),
+    );
+    // 18 s each (0.005 h) on the same line: 14,418 s is 4.01 h, 14,436 s still 4.01 h (R15.3's rounding of
+    // the line). A log that costed its 18 s against the line as it was before the other (14,400 s) would
+    // add 0.01 h too, 4.02 h: past 100 %.
+    const log = { seconds: 18, logged_at: '2026-06-10T12:00:00Z' };
+    const writes = [logTime(h.api, task.id, ann.id, log), logTime(other, task.id, ann.id, log)];
+    try {
+      await untilWaiting(h.db, [held.pid], 2);
+    } finally {
+      await held.trx.commit();
+    }
+    await Promise.all(writes);
+    expect(await crossingsAfter(h.api, project.id)).toEqual([]);
+    // 36 s more: 14,472 s, 4.02 h, 100 % of 4.02, crossed once.
+    await logTime(other, task.id, ann.id, { seconds: 36, logged_at: '2026-06-10T13:00:00Z' });
+    expect(await crossingsAfter(h.api, project.id)).toEqual([
+      { project_id: project.id, kind: 'hours', percent: 100, budget: 4.02, spent: 4.02, period: { kind: 'total', from: null, to: null } },
+    ]);
+  }, 60_000);
+
   it('record each threshold once under a burst split between them, with deletes re-arming', async () => {
     const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50, 100] });
     const logs = await Promise.all(Array.from({ length: 16 }, (_, i) => logTime(i % 2 ? other : h.api, task.id, ann.id, hour)));
