@@ -36,7 +36,12 @@ export type TaskFields = Partial<{
   phase: string | null;
 }>;
 
-/** A non-archived task of the team, with its project's currency; `lock` holds the row until commit. */
+/**
+ * A non-archived task of the team, with its project's currency; `lock` holds the row until commit, FOR NO
+ * KEY UPDATE: a task's id never changes, and the stronger FOR UPDATE would wait for the key-share locks a
+ * refresh's writes of task_labor take on the task (their foreign key), the refresh waiting on this write's
+ * project row meanwhile: a deadlock.
+ */
 export async function findTask(db: Knex, teamId: string, id: string, lock = false): Promise<TaskRow | undefined> {
   const query = db('tasks as t')
     .join('projects as p', function joinProject() {
@@ -45,7 +50,7 @@ export async function findTask(db: Knex, teamId: string, id: string, lock = fals
     .where({ 't.team_id': teamId, 't.id': id })
     .whereNull('t.archived_at')
     .first(TASK_COLUMNS);
-  return lock ? prepared(query.forUpdate('t'), 'find_task_for_update') : prepared(query, 'find_task');
+  return lock ? prepared(query.forNoKeyUpdate('t'), 'find_task_for_update') : prepared(query, 'find_task');
 }
 
 export async function insertTask(db: Knex, teamId: string, projectId: string, fields: TaskFields & { name: string }) {
