@@ -1,0 +1,633 @@
+import ExcelJS from 'exceljs';
+import { Harness, startHarness } from '../../support/harness';
+import { addToProject, createJobRole, createMember, createProject, createTask, logTime } from '../../support/fixtures';
+import { binary, parseCsv } from '../../support/files';
+
+/*
+ * Acceptance cases of CONTRACT section 8, as an outside checker writes them: through HTTP only, every
+ * expected figure computed by hand in the comments, every field list of rule 7 checked exactly.
+ *
+ * The main project (`rated()`), USD, rates per hour, card from the beginning:
+ *   Dev: cost 50, bill 80;  QA: cost 40, no bill rate (null).
+ *   Ann (Dev) has own rates: from 2026-07-01 cost 60, bill 95; from 2026-08-01 cost null (defers to
+ *   Dev's 50), bill 100.  Bob (QA) has none.
+ *   P: billable, 10 h estimated, assignees Ann and Bob, fixed cost 25.
+ *   C: child of P, non-billable, 3 h estimated, assignee Ann.
+ *   Logs on P: Ann 2 h on 2026-06-30, 3 h on 2026-07-15, 1.5 h on 2026-08-02; Bob 1 h on 2026-07-10.
+ *   Log on C: Ann 1 h on 2026-07-20.
+ * Today (after 2026-08-01): Ann costs 50 (role: her own entry in force has a null cost rate) and bills
+ * 100 (member); Bob costs 40 (role) and bills 0 (none).
+ */
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(() => h.close());
+
+type Row = Record<string, unknown>;
+const keys = (value: unknown) => Object.keys(value as object).sort();
+
+const MEMBER_KEYS = [
+  'team_member_id',
+  'name',
+  'avatar_url',
+  'hourly_rate',
+  'bill_rate',
+  'estimated_hours',
+  'logged_hours',
+  'estimated_cost',
+  'actual_cost',
+  'estimated_revenue',
+  'actual_revenue',
+  'cost_rate_source',
+  'bill_rate_source',
+  'cost_lines',
+].sort();
+const LINE_KEYS = ['job_role', 'hourly_rate', 'bill_rate', 'logged_hours', 'actual_cost', 'actual_revenue', 'first_day', 'last_day'].sort();
+const GROUP_KEYS = ['jobRole', 'estimated_hours', 'logged_hours', 'estimated_cost', 'actual_cost', 'estimated_revenue', 'actual_revenue', 'members'].sort();
+const TASK_FIGURES = [
+  'estimated_hours',
+  'logged_hours',
+  'estimated_labor_cost',
+  'actual_labor_cost',
+  'fixed_cost',
+  'total_estimated_cost',
+  'total_actual_cost',
+  'estimated_revenue',
+  'actual_revenue',
+  'estimated_margin',
+  'actual_margin',
+  'has_missing_rates',
+];
+const TASK_KEYS = ['id', 'name', 'project_id', 'billable', 'currency', ...TASK_FIGURES].sort();
+const SUM_KEYS = [...TASK_FIGURES, 'variance'].sort();
+const ROW_KEYS = [...TASK_KEYS, 'parent_task_id', 'sub_tasks_count', 'variance', 'status', 'priority', 'phase', 'assignees'].sort();
+
+async function card(projectId: string, roles: { job_role_id: string; hourly_rate: number | null; bill_rate?: number | null }[], effectiveFrom = '1970-01-01') {
+  await h.api.put(`/api/projects/${projectId}/rate-card`, { roles, effective_from: effectiveFrom }).expect(200);
+}
+
+async function ownRates(projectId: string, memberId: string, rates: { hourly_rate?: number | null; bill_rate?: number | null; effective_from: string }) {
+  await h.api.put(`/api/projects/${projectId}/members/${memberId}/rates`, rates).expect(200);
+}
+
+async function getBreakdown(taskId: string, query = '') {
+  return (await h.api.get(`/api/project-finance/task/${taskId}/breakdown${query}`).expect(200)).body.body;
+}
+
+async function getList(projectId: string, query = '') {
+  return (await h.api.get(`/api/project-finance/project/${projectId}/tasks${query}`).expect(200)).body.body;
+}
+
+const byName = (members: Row[], name: string) => members.find((m) => m.name === name) as Row;
+
+async function rated() {
+  const project = await createProject(h.api);
+  const dev = await createJobRole(h.api);
+  const qa = await createJobRole(h.api);
+  await card(project.id, [
+    { job_role_id: dev.id, hourly_rate: 50, bill_rate: 80 },
+    { job_role_id: qa.id, hourly_rate: 40, bill_rate: null },
+  ]);
+  const ann = await createMember(h.api, { name: 'Ann' });
+  const bob = await createMember(h.api, { name: 'Bob' });
+  await addToProject(h.api, project.id, ann.id, dev.id);
+  await addToProject(h.api, project.id, bob.id, qa.id);
+  await ownRates(project.id, ann.id, { hourly_rate: 60, bill_rate: 95, effective_from: '2026-07-01' });
+  await ownRates(project.id, ann.id, { hourly_rate: null, bill_rate: 100, effective_from: '2026-08-01' });
+  const p = await createTask(h.api, project.id, { name: 'P', estimated_hours: 10, fixed_cost: 25, billable: true, assignee_ids: [ann.id, bob.id] });
+  const c = await createTask(h.api, project.id, { name: 'C', estimated_hours: 3, billable: false, parent_task_id: p.id, assignee_ids: [ann.id] });
+  await logTime(h.api, p.id, ann.id, { hours: 2, logged_at: '2026-06-30T10:00:00Z' });
+  await logTime(h.api, p.id, ann.id, { hours: 3, logged_at: '2026-07-15T10:00:00Z' });
+  await logTime(h.api, p.id, ann.id, { hours: 1.5, logged_at: '2026-08-02T10:00:00Z' });
+  await logTime(h.api, p.id, bob.id, { hours: 1, logged_at: '2026-07-10T10:00:00Z' });
+  await logTime(h.api, c.id, ann.id, { hours: 1, logged_at: '2026-07-20T10:00:00Z' });
+  return { project, dev, qa, ann, bob, p, c };
+}
+
+describe('an hour project: overrides dated mid-way, revenue on billable tasks only, margins (section 8 rules 1-3, 5-7)', () => {
+  it("answers P's breakdown with every field of rule 7, exactly, and every figure by hand", async () => {
+    const { dev, qa, ann, bob, p } = await rated();
+    const body = await getBreakdown(p.id);
+    expect(keys(body)).toEqual(['grouped_members', 'members', 'task', 'warnings']);
+    expect(keys(body.task)).toEqual(TASK_KEYS);
+    // Estimate 10 h split 5 / 5 (Ann, Bob by name).
+    // Ann today: cost 50 (role), bill 100 (member): 5 x 50 = 250, 5 x 100 = 500.
+    // Ann's lines: 06-30 (Dev, 50, 80) 2 h: 100, 160; 07-15 (Dev, 60, 95) 3 h: 180, 285;
+    //   08-02 (Dev, 50, 100) 1.5 h: 75, 150 (same role and cost rate as 06-30, other bill rate: own line).
+    //   Ann: 6.5 h, 355, 595.
+    // Bob: 5 x 40 = 200, 5 x 0 = 0; line 07-10 (QA, 40, 0) 1 h: 40, 0.
+    const annEntry = {
+      team_member_id: ann.id,
+      name: 'Ann',
+      avatar_url: null,
+      hourly_rate: 50,
+      bill_rate: 100,
+      cost_rate_source: 'role',
+      bill_rate_source: 'member',
+      estimated_hours: 5,
+      logged_hours: 6.5,
+      estimated_cost: 250,
+      actual_cost: 355,
+      estimated_revenue: 500,
+      actual_revenue: 595,
+      cost_lines: [
+        { job_role: dev.name, hourly_rate: 50, bill_rate: 80, logged_hours: 2, actual_cost: 100, actual_revenue: 160, first_day: '2026-06-30', last_day: '2026-06-30' },
+        { job_role: dev.name, hourly_rate: 60, bill_rate: 95, logged_hours: 3, actual_cost: 180, actual_revenue: 285, first_day: '2026-07-15', last_day: '2026-07-15' },
+        { job_role: dev.name, hourly_rate: 50, bill_rate: 100, logged_hours: 1.5, actual_cost: 75, actual_revenue: 150, first_day: '2026-08-02', last_day: '2026-08-02' },
+      ],
+    };
+    const bobEntry = {
+      team_member_id: bob.id,
+      name: 'Bob',
+      avatar_url: null,
+      hourly_rate: 40,
+      bill_rate: 0,
+      cost_rate_source: 'role',
+      bill_rate_source: 'none',
+      estimated_hours: 5,
+      logged_hours: 1,
+      estimated_cost: 200,
+      actual_cost: 40,
+      estimated_revenue: 0,
+      actual_revenue: 0,
+      cost_lines: [{ job_role: qa.name, hourly_rate: 40, bill_rate: 0, logged_hours: 1, actual_cost: 40, actual_revenue: 0, first_day: '2026-07-10', last_day: '2026-07-10' }],
+    };
+    expect(body.members).toEqual([
+      { ...annEntry, job_title_name: dev.name },
+      { ...bobEntry, job_title_name: qa.name },
+    ]);
+    for (const m of body.members) {
+      expect(keys(m)).toEqual([...MEMBER_KEYS, 'job_title_name'].sort());
+      for (const line of m.cost_lines) expect(keys(line)).toEqual(LINE_KEYS);
+    }
+    // Groups by jobRole name; whichever name sorts first comes first.
+    const groups = [
+      { jobRole: dev.name, estimated_hours: 5, logged_hours: 6.5, estimated_cost: 250, actual_cost: 355, estimated_revenue: 500, actual_revenue: 595, members: [annEntry] },
+      { jobRole: qa.name, estimated_hours: 5, logged_hours: 1, estimated_cost: 200, actual_cost: 40, estimated_revenue: 0, actual_revenue: 0, members: [bobEntry] },
+    ].sort((a, b) => (a.jobRole < b.jobRole ? -1 : 1));
+    expect(body.grouped_members).toEqual(groups);
+    for (const g of body.grouped_members) {
+      expect(keys(g)).toEqual(GROUP_KEYS);
+      for (const m of g.members) expect(keys(m)).toEqual(MEMBER_KEYS);
+    }
+    // Labor: 250 + 200 = 450 estimated, 355 + 40 = 395 actual; + 25 fixed: 475, 420.
+    // Margins: 500 - 475 = 25; 595 - 420 = 175 (the fixed cost lowers both).
+    expect(body.task).toEqual({
+      id: p.id,
+      name: 'P',
+      project_id: expect.any(String),
+      billable: true,
+      currency: 'USD',
+      estimated_hours: 10,
+      logged_hours: 7.5,
+      estimated_labor_cost: 450,
+      actual_labor_cost: 395,
+      fixed_cost: 25,
+      total_estimated_cost: 475,
+      total_actual_cost: 420,
+      estimated_revenue: 500,
+      actual_revenue: 595,
+      estimated_margin: 25,
+      actual_margin: 175,
+      has_missing_rates: true,
+    });
+    // The project has bill-rate entries; Bob has an estimate on a billable task and no bill rate.
+    expect(body.warnings).toEqual([{ code: 'MISSING_BILL_RATE', team_member_id: bob.id, name: 'Bob' }]);
+  });
+
+  it('earns nothing on the non-billable child, whose margin is minus its cost; no bill-rate warning there', async () => {
+    const { dev, ann, c } = await rated();
+    const body = await getBreakdown(c.id);
+    // Ann: 3 h x 50 = 150 estimated; line 07-20 (Dev, 60, 95) 1 h: 60, revenue 0 (non-billable).
+    expect(body.members).toEqual([
+      {
+        team_member_id: ann.id,
+        name: 'Ann',
+        avatar_url: null,
+        job_title_name: dev.name,
+        hourly_rate: 50,
+        bill_rate: 100,
+        cost_rate_source: 'role',
+        bill_rate_source: 'member',
+        estimated_hours: 3,
+        logged_hours: 1,
+        estimated_cost: 150,
+        actual_cost: 60,
+        estimated_revenue: 0,
+        actual_revenue: 0,
+        cost_lines: [{ job_role: dev.name, hourly_rate: 60, bill_rate: 95, logged_hours: 1, actual_cost: 60, actual_revenue: 0, first_day: '2026-07-20', last_day: '2026-07-20' }],
+      },
+    ]);
+    expect(body.grouped_members).toEqual([expect.objectContaining({ estimated_revenue: 0, actual_revenue: 0, estimated_cost: 150, actual_cost: 60 })]);
+    expect(body.task).toMatchObject({
+      billable: false,
+      total_estimated_cost: 150,
+      total_actual_cost: 60,
+      estimated_revenue: 0,
+      actual_revenue: 0,
+      estimated_margin: -150,
+      actual_margin: -60,
+      has_missing_rates: false,
+    });
+    expect(body.warnings).toEqual([]);
+  });
+
+  it('rolls the subtree up and lists it: exact sums of the rounded parts, in rows, totals and groups', async () => {
+    const { project, ann, bob, p, c } = await rated();
+    const sub = await getBreakdown(p.id, '?include_subtasks=true');
+    // Ann: 5 + 3 = 8 h, 250 + 150 = 400, 355 + 60 = 415, revenue 500 + 0, 595 + 0. Bob as on P.
+    expect(byName(sub.members, 'Ann')).toMatchObject({ team_member_id: ann.id, estimated_hours: 8, logged_hours: 7.5, estimated_cost: 400, actual_cost: 415, estimated_revenue: 500, actual_revenue: 595 });
+    expect(byName(sub.members, 'Bob')).toMatchObject({ team_member_id: bob.id, estimated_hours: 5, logged_hours: 1, estimated_cost: 200, actual_cost: 40, estimated_revenue: 0, actual_revenue: 0 });
+    // Task: 13 h, 8.5 h logged; labor 600 / 455; fixed 25; totals 625 / 480; margins 500 - 625 = -125, 595 - 480 = 115
+    // (= P's 25 + C's -150 and P's 175 + C's -60).
+    const subtree = {
+      estimated_hours: 13,
+      logged_hours: 8.5,
+      estimated_labor_cost: 600,
+      actual_labor_cost: 455,
+      fixed_cost: 25,
+      total_estimated_cost: 625,
+      total_actual_cost: 480,
+      estimated_revenue: 500,
+      actual_revenue: 595,
+      estimated_margin: -125,
+      actual_margin: 115,
+      has_missing_rates: true,
+    };
+    expect(sub.task).toMatchObject(subtree);
+    expect(sub.warnings).toEqual([{ code: 'MISSING_BILL_RATE', team_member_id: bob.id, name: 'Bob' }]);
+
+    const list = await getList(project.id);
+    expect(keys(list.project)).toEqual(expect.arrayContaining(['id', 'name', 'currency', 'budget', 'rate_unit', 'hours_per_day']));
+    expect(list.project).toMatchObject({ rate_unit: 'hour', hours_per_day: 8 });
+    expect(list.tasks).toHaveLength(1);
+    expect(keys(list.tasks[0])).toEqual(ROW_KEYS);
+    // variance = 625 - 480 = 145.
+    expect(list.tasks[0]).toMatchObject({ id: p.id, ...subtree, variance: 145 });
+    expect(keys(list.totals)).toEqual(SUM_KEYS);
+    expect(list.totals).toEqual({ ...subtree, variance: 145 });
+
+    const children = await getList(project.id, `?parent_task_id=${p.id}`);
+    expect(children.tasks).toEqual([
+      expect.objectContaining({ id: c.id, estimated_revenue: 0, actual_revenue: 0, estimated_margin: -150, actual_margin: -60, variance: 90, has_missing_rates: false }),
+    ]);
+    expect(children.totals).toMatchObject({ estimated_margin: -150, actual_margin: -60, has_missing_rates: false });
+
+    const grouped = await getList(project.id, '?group_by=priority');
+    expect(grouped.groups).toHaveLength(1);
+    expect(keys(grouped.groups[0])).toEqual(['group_name', 'task_ids', ...SUM_KEYS].sort());
+    expect(grouped.groups[0]).toEqual({ group_name: 'None', task_ids: [p.id], ...subtree, variance: 145 });
+
+    // Billable filter: only P's own part (C is non-billable): P's figures, margins 25 / 175.
+    const billable = await getList(project.id, '?billable_filter=billable');
+    expect(billable.totals).toMatchObject({ total_estimated_cost: 475, total_actual_cost: 420, estimated_revenue: 500, actual_revenue: 595, estimated_margin: 25, actual_margin: 175 });
+    const nonBillable = await getList(project.id, '?billable_filter=non-billable');
+    expect(nonBillable.totals).toMatchObject({ total_estimated_cost: 150, total_actual_cost: 60, estimated_revenue: 0, actual_revenue: 0, estimated_margin: -150, actual_margin: -60, has_missing_rates: false });
+  });
+
+  it('counts only the days of from/to in the actuals, revenue and margins included', async () => {
+    const { project, p } = await rated();
+    // July only on P: Ann's 07-15 line (180, 285) and Bob's 07-10 line (40, 0): labor 220, total 245,
+    // revenue 285, margin 285 - 245 = 40. Estimates unchanged: 500 - 475 = 25.
+    const july = await getBreakdown(p.id, '?from=2026-07-01&to=2026-07-31');
+    expect(july.task).toMatchObject({ logged_hours: 4, actual_labor_cost: 220, total_actual_cost: 245, actual_revenue: 285, actual_margin: 40, estimated_revenue: 500, estimated_margin: 25 });
+    expect(byName(july.members, 'Ann').cost_lines).toEqual([expect.objectContaining({ hourly_rate: 60, bill_rate: 95, logged_hours: 3, actual_revenue: 285 })]);
+    // The list's row adds C's 07-20 hour (60, no revenue): labor 280, total 305, revenue 285, margin -20;
+    // estimated margin -125; variance 625 - 305 = 320.
+    const list = await getList(project.id, '?from=2026-07-01&to=2026-07-31');
+    expect(list.totals).toMatchObject({ actual_labor_cost: 280, total_actual_cost: 305, actual_revenue: 285, actual_margin: -20, estimated_margin: -125, variance: 320 });
+    // August on: Ann's 08-02 line only: 75, 150; total 100; margin 50.
+    const august = await getBreakdown(p.id, '?from=2026-08-01');
+    expect(august.task).toMatchObject({ actual_labor_cost: 75, total_actual_cost: 100, actual_revenue: 150, actual_margin: 50 });
+  });
+
+  it('explains a member\'s rates on a day: the entry that decided each, and the overrides', async () => {
+    const { project, dev, ann, bob } = await rated();
+    const explain = async (memberId: string, date: string) =>
+      (await h.api.get(`/api/projects/${project.id}/members/${memberId}/rates?date=${date}`).expect(200)).body.body;
+    expect(await explain(ann.id, '2026-06-30')).toMatchObject({
+      project_id: project.id,
+      team_member_id: ann.id,
+      date: '2026-06-30',
+      rate_unit: 'hour',
+      job_role: { id: dev.id, name: dev.name },
+      hourly_rate: { amount: 50, source: 'role', effective_from: '1970-01-01' },
+      bill_rate: { amount: 80, source: 'role', effective_from: '1970-01-01' },
+    });
+    expect(await explain(ann.id, '2026-07-15')).toMatchObject({
+      hourly_rate: { amount: 60, source: 'member', effective_from: '2026-07-01' },
+      bill_rate: { amount: 95, source: 'member', effective_from: '2026-07-01' },
+    });
+    // The August entry's null cost rate defers to the role's.
+    const august = await explain(ann.id, '2026-08-02');
+    expect(august).toMatchObject({
+      hourly_rate: { amount: 50, source: 'role', effective_from: '1970-01-01' },
+      bill_rate: { amount: 100, source: 'member', effective_from: '2026-08-01' },
+    });
+    expect(august.overrides.map((o: Row) => [o.hourly_rate, o.bill_rate, o.effective_from])).toEqual([
+      [60, 95, '2026-07-01'],
+      [null, 100, '2026-08-01'],
+    ]);
+    expect(await explain(bob.id, '2026-07-10')).toMatchObject({ bill_rate: { amount: 0, source: 'none', effective_from: null }, overrides: [] });
+  });
+});
+
+describe('a day project (section 8 rule 4)', () => {
+  async function dayProject(hoursPerDay: number, rates: { hourly_rate: number; bill_rate: number }) {
+    const project = await createProject(h.api);
+    await h.api.patch(`/api/projects/${project.id}`, { rate_unit: 'day', hours_per_day: hoursPerDay }).expect(200);
+    const dev = await createJobRole(h.api);
+    await card(project.id, [{ job_role_id: dev.id, ...rates }]);
+    return { project, dev };
+  }
+
+  it('costs 8 h at 105.00 a day with 8-hour days at exactly 105.00', async () => {
+    const { project, dev } = await dayProject(8, { hourly_rate: 105, bill_rate: 120 });
+    const ann = await createMember(h.api, { name: 'Ann' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    const task = await createTask(h.api, project.id, { estimated_hours: 8, assignee_ids: [ann.id] });
+    await logTime(h.api, task.id, ann.id, { hours: 8, logged_at: '2026-11-02T10:00:00Z' });
+    const body = await getBreakdown(task.id);
+    // 8 x 105 / 8 = 105.00; 8 x 120 / 8 = 120.00; shown hourly 105 / 8 = 13.125, 120 / 8 = 15.
+    expect(body.members[0]).toMatchObject({ hourly_rate: 13.125, day_rate: 105, bill_rate: 15, day_bill_rate: 120, estimated_cost: 105, actual_cost: 105, estimated_revenue: 120, actual_revenue: 120 });
+    expect(body.task).toMatchObject({ estimated_labor_cost: 105, actual_labor_cost: 105, estimated_revenue: 120, actual_revenue: 120, estimated_margin: 15, actual_margin: 15 });
+  });
+
+  it('with 7.5-hour days: 7.5 h at 105 = 105.00, 1 h = 14.00, 11,990 s = 3.33 h = 46.62; hourly shown to 4 decimals', async () => {
+    const { project, dev } = await dayProject(7.5, { hourly_rate: 105, bill_rate: 100 });
+    const ann = await createMember(h.api, { name: 'Ann' });
+    const bob = await createMember(h.api, { name: 'Bob' });
+    const cid = await createMember(h.api, { name: 'Cid' });
+    for (const m of [ann, bob, cid]) await addToProject(h.api, project.id, m.id, dev.id);
+    const task = await createTask(h.api, project.id, { estimated_hours: 7.5, assignee_ids: [ann.id] });
+    await logTime(h.api, task.id, ann.id, { seconds: 27_000, logged_at: '2026-11-02T10:00:00Z' });
+    await logTime(h.api, task.id, bob.id, { seconds: 3600, logged_at: '2026-11-03T10:00:00Z' });
+    await logTime(h.api, task.id, cid.id, { seconds: 11_990, logged_at: '2026-11-04T10:00:00Z' });
+    const body = await getBreakdown(task.id);
+    // Shown: 105 / 7.5 = 14 (cost), 100 / 7.5 = 13.3333 (bill).
+    // Ann: 7.5 h: 7.5 x 105 / 7.5 = 105.00, 7.5 x 100 / 7.5 = 100.00 (estimate the same).
+    // Bob: 1 h: 105 / 7.5 = 14.00; 100 / 7.5 = 13.333.. -> 13.33.
+    // Cid: 11,990 s = 3.3305.. h -> 3.33 h: 3.33 x 105 / 7.5 = 46.62 (not 3.3305 x 14 = 46.63);
+    //      3.33 x 100 / 7.5 = 44.40.
+    const rates = { hourly_rate: 14, day_rate: 105, bill_rate: 13.3333, day_bill_rate: 100, cost_rate_source: 'role', bill_rate_source: 'role' };
+    const line = (hours: number, cost: number, revenue: number, day: string) => ({
+      job_role: dev.name,
+      hourly_rate: 14,
+      day_rate: 105,
+      bill_rate: 13.3333,
+      day_bill_rate: 100,
+      logged_hours: hours,
+      actual_cost: cost,
+      actual_revenue: revenue,
+      first_day: day,
+      last_day: day,
+    });
+    expect(body.members).toEqual([
+      expect.objectContaining({ name: 'Ann', ...rates, estimated_hours: 7.5, estimated_cost: 105, estimated_revenue: 100, logged_hours: 7.5, actual_cost: 105, actual_revenue: 100, cost_lines: [line(7.5, 105, 100, '2026-11-02')] }),
+      expect.objectContaining({ name: 'Bob', ...rates, estimated_hours: 0, estimated_cost: 0, estimated_revenue: 0, logged_hours: 1, actual_cost: 14, actual_revenue: 13.33, cost_lines: [line(1, 14, 13.33, '2026-11-03')] }),
+      expect.objectContaining({ name: 'Cid', ...rates, logged_hours: 3.33, actual_cost: 46.62, actual_revenue: 44.4, cost_lines: [line(3.33, 46.62, 44.4, '2026-11-04')] }),
+    ]);
+    for (const m of body.members) {
+      expect(keys(m)).toEqual([...MEMBER_KEYS, 'job_title_name', 'day_rate', 'day_bill_rate'].sort());
+      for (const l of m.cost_lines) expect(keys(l)).toEqual([...LINE_KEYS, 'day_rate', 'day_bill_rate'].sort());
+    }
+    for (const m of body.grouped_members[0].members) expect(keys(m)).toEqual([...MEMBER_KEYS, 'day_rate', 'day_bill_rate'].sort());
+    // Labor: 105 estimated; 105 + 14 + 46.62 = 165.62 actual. Revenue 100; 100 + 13.33 + 44.40 = 157.73.
+    // Margins: 100 - 105 = -5; 157.73 - 165.62 = -7.89.
+    expect(body.grouped_members[0]).toMatchObject({ estimated_cost: 105, actual_cost: 165.62, estimated_revenue: 100, actual_revenue: 157.73, logged_hours: 11.83 });
+    expect(body.task).toMatchObject({ estimated_labor_cost: 105, actual_labor_cost: 165.62, estimated_revenue: 100, actual_revenue: 157.73, estimated_margin: -5, actual_margin: -7.89 });
+    const list = await getList(project.id);
+    expect(list.project).toMatchObject({ rate_unit: 'day', hours_per_day: 7.5 });
+    expect(list.tasks[0]).toMatchObject({ actual_labor_cost: 165.62, actual_revenue: 157.73, actual_margin: -7.89 });
+    expect(list.tasks[0].assignees).toEqual([expect.objectContaining({ name: 'Ann', hourly_rate: 14 })]);
+    // Explain answers the day rates as entered.
+    const explain = (await h.api.get(`/api/projects/${project.id}/members/${bob.id}/rates?date=2026-11-03`).expect(200)).body.body;
+    expect(explain).toMatchObject({ rate_unit: 'day', hourly_rate: { amount: 105, source: 'role' }, bill_rate: { amount: 100, source: 'role' } });
+  });
+
+  it('refuses a unit change once a rate entry exists (409), and bad units or day lengths (400), changing nothing', async () => {
+    const { project } = await dayProject(7.5, { hourly_rate: 105, bill_rate: 100 });
+    const conflict = await h.api.patch(`/api/projects/${project.id}`, { hours_per_day: 8 }).expect(409);
+    expect(conflict.body.error.code).toBe('CONFLICT');
+    const fresh = await createProject(h.api);
+    for (const bad of [{ rate_unit: 'week' }, { hours_per_day: 0 }, { hours_per_day: 24.01 }, { hours_per_day: 7.555 }, { hours_per_day: '8' }]) {
+      const res = await h.api.patch(`/api/projects/${fresh.id}`, bad).expect(400);
+      expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(Object.keys(bad)[0]);
+    }
+    expect((await h.api.get(`/api/projects/${fresh.id}`).expect(200)).body.body).toMatchObject({ rate_unit: 'hour', hours_per_day: 8 });
+    expect((await h.api.get(`/api/projects/${project.id}`).expect(200)).body.body).toMatchObject({ rate_unit: 'day', hours_per_day: 7.5 });
+  });
+});
+
+describe('warnings (section 8 rule 8)', () => {
+  it('warns of a cost rate missing on a counting day only, though today resolves; a range without that day is quiet', async () => {
+    const project = await createProject(h.api);
+    const dev = await createJobRole(h.api);
+    // Dev costs 50 only from 2026-08-01: before it, no entry (none). No bill rate entry anywhere.
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 50 }], '2026-08-01');
+    const ann = await createMember(h.api, { name: 'Ann' });
+    const zed = await createMember(h.api, { name: 'Zed' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    await addToProject(h.api, project.id, zed.id, null);
+    // Zed (no role) is assigned to a task with no estimate and logs nothing: nothing counts, no warning.
+    const task = await createTask(h.api, project.id, { estimated_hours: 4, assignee_ids: [ann.id] });
+    const idle = await createTask(h.api, project.id, { estimated_hours: 0, assignee_ids: [zed.id] });
+    await logTime(h.api, task.id, ann.id, { hours: 1, logged_at: '2026-07-15T10:00:00Z' });
+    await logTime(h.api, task.id, ann.id, { hours: 1, logged_at: '2026-08-15T10:00:00Z' });
+    const body = await getBreakdown(task.id);
+    // Ann's July hour costs 0 (none), her August hour 50: actual 50; estimate 4 x 50 = 200.
+    expect(body.task).toMatchObject({ actual_labor_cost: 50, estimated_labor_cost: 200, has_missing_rates: true });
+    expect(body.warnings).toEqual([{ code: 'MISSING_COST_RATE', team_member_id: ann.id, name: 'Ann' }]);
+    expect((await getBreakdown(task.id, '?from=2026-08-01')).warnings).toEqual([]);
+    expect((await getBreakdown(idle.id)).warnings).toEqual([]);
+    const list = await getList(project.id);
+    expect(list.tasks.map((r: Row) => [r.id, r.has_missing_rates])).toEqual([
+      [task.id, true],
+      [idle.id, false],
+    ]);
+    expect(list.totals.has_missing_rates).toBe(true);
+    const ranged = await getList(project.id, '?from=2026-08-01');
+    expect(ranged.totals.has_missing_rates).toBe(false);
+  });
+
+  it('counts a member\'s own bill rate as a bill-rate entry of the project; never warns of bills on non-billable tasks', async () => {
+    const project = await createProject(h.api);
+    const dev = await createJobRole(h.api);
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 50 }]);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    const bob = await createMember(h.api, { name: 'Bob' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    await addToProject(h.api, project.id, bob.id, dev.id);
+    const task = await createTask(h.api, project.id, { estimated_hours: 2, assignee_ids: [ann.id, bob.id] });
+    const internal = await createTask(h.api, project.id, { estimated_hours: 2, billable: false, assignee_ids: [ann.id, bob.id] });
+    // No bill rate anywhere yet: nothing to say.
+    expect((await getBreakdown(task.id)).warnings).toEqual([]);
+    await ownRates(project.id, ann.id, { bill_rate: 90, effective_from: '1970-01-01' });
+    // Now the project bills: Bob (no bill rate, 1 h of the estimate) is said; Ann bills 90.
+    const body = await getBreakdown(task.id);
+    expect(body.warnings).toEqual([{ code: 'MISSING_BILL_RATE', team_member_id: bob.id, name: 'Bob' }]);
+    expect(byName(body.members, 'Ann')).toMatchObject({ hourly_rate: 50, cost_rate_source: 'role', bill_rate: 90, bill_rate_source: 'member', estimated_revenue: 90 });
+    expect((await getBreakdown(internal.id)).warnings).toEqual([]);
+  });
+});
+
+describe('exports (section 8 rule 7)', () => {
+  it('write the revenue and margin columns with the values of the list, in CSV and XLSX', async () => {
+    const { project, p } = await rated();
+    const csv = parseCsv((await h.api.get(`/api/project-finance/project/${project.id}/export?format=csv`).expect(200)).text);
+    const header = csv[0] as string[];
+    const row = csv.find((r) => r.includes(p.id) || r.includes('P')) as string[];
+    const cell = (name: string) => row[header.indexOf(name)];
+    // P's row is its subtree: 500, 595, -125, 115; P has a missing rate (Bob).
+    expect([cell('Estimated revenue (USD)'), cell('Actual revenue (USD)'), cell('Estimated margin (USD)'), cell('Actual margin (USD)'), cell('Missing rates')]).toEqual([
+      '500',
+      '595',
+      '-125',
+      '115',
+      'yes',
+    ]);
+    const lines = parseCsv((await h.api.get(`/api/project-finance/project/${project.id}/export?format=csv&sheet=cost_lines`).expect(200)).text);
+    const lineHeader = lines[0] as string[];
+    const revenue = lines.slice(1).map((r) => [r[lineHeader.indexOf('Bill rate (USD)')], r[lineHeader.indexOf('Actual revenue (USD)')]]);
+    // Ann's three P lines (80: 160, 95: 285, 100: 150), Bob's (0: 0), Ann's C line (95, earning 0).
+    expect(revenue.sort()).toEqual(
+      [
+        ['80', '160'],
+        ['95', '285'],
+        ['100', '150'],
+        ['0', '0'],
+        ['95', '0'],
+      ].sort(),
+    );
+    const xlsx = await h.api.get(`/api/project-finance/project/${project.id}/export?format=xlsx`).buffer(true).parse(binary).expect(200);
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(xlsx.body as unknown as ExcelJS.Buffer);
+    const sheet = book.getWorksheet('Finance') as ExcelJS.Worksheet;
+    const names = (sheet.getRow(1).values as unknown[]).map(String);
+    const values = sheet.getRow(2).values as unknown[];
+    const xcell = (name: string) => values[names.indexOf(name)];
+    // The sheet's headers carry no currency (it is in each cell's number format).
+    expect([xcell('Estimated revenue'), xcell('Actual revenue'), xcell('Estimated margin'), xcell('Actual margin'), xcell('Missing rates')]).toEqual([500, 595, -125, 115, 'yes']);
+    expect(sheet.getRow(2).getCell(names.indexOf('Actual margin')).numFmt).toContain('"USD"');
+  });
+});
+
+describe('the rate-card preview (section 8 rule 7, section 4)', () => {
+  it('answers the four figures before and after, writes nothing, and the PUT then answers exactly its after', async () => {
+    const { project, dev, qa, p, c } = await rated();
+    const change = {
+      roles: [
+        { job_role_id: dev.id, hourly_rate: 55, bill_rate: 90 },
+        { job_role_id: qa.id, hourly_rate: 40, bill_rate: 70 },
+      ],
+      effective_from: '2026-08-01',
+    };
+    const listBefore = await getList(project.id);
+    const historyBefore = (await h.api.get(`/api/projects/${project.id}/rate-card/history`).expect(200)).body.body;
+    const preview = (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, change).expect(200)).body.body;
+    // From 08-01: Ann's August line costs 1.5 x 55 = 82.5 (her own entry's cost is null) and still bills
+    // her own 100: 150. Today Ann costs 55 (P: 5 x 55 = 275; C: 3 x 55 = 165), bills 100 (500).
+    // Bob today: 40, bills 70: 5 x 70 = 350. Past lines before 08-01 unchanged.
+    // P own after: labor 275 + 200 = 475, 100 + 180 + 82.5 + 40 = 402.5; totals 500, 427.5;
+    //   revenue 500 + 350 = 850, 595; margins 350, 167.5.
+    // C after: 165, 60; totals 165, 60; revenue 0; margins -165, -60.
+    const figures = (e: number[]) => ({
+      estimated_labor_cost: e[0],
+      actual_labor_cost: e[1],
+      total_estimated_cost: e[2],
+      total_actual_cost: e[3],
+      estimated_revenue: e[4],
+      actual_revenue: e[5],
+      estimated_margin: e[6],
+      actual_margin: e[7],
+    });
+    const tasks = [...preview.tasks].sort((a: Row, b: Row) => String(a.name).localeCompare(String(b.name)));
+    expect(tasks).toEqual([
+      { id: c.id, name: 'C', before: figures([150, 60, 150, 60, 0, 0, -150, -60]), after: figures([165, 60, 165, 60, 0, 0, -165, -60]) },
+      { id: p.id, name: 'P', before: figures([450, 395, 475, 420, 500, 595, 25, 175]), after: figures([475, 402.5, 500, 427.5, 850, 595, 350, 167.5]) },
+    ]);
+    // Project totals (the unfiltered list's): before 600, 455, 625, 480, 500, 595, -125, 115;
+    // after 640, 462.5, 665, 487.5, 850, 595, 850 - 665 = 185, 595 - 487.5 = 107.5.
+    const totals = (f: ReturnType<typeof figures>) => ({ estimated_hours: 13, logged_hours: 8.5, fixed_cost: 25, ...f });
+    expect(preview.project_totals).toEqual({
+      before: totals(figures([600, 455, 625, 480, 500, 595, -125, 115])),
+      after: totals(figures([640, 462.5, 665, 487.5, 850, 595, 185, 107.5])),
+    });
+    // Nothing written.
+    expect((await h.api.get(`/api/projects/${project.id}/rate-card/history`).expect(200)).body.body).toEqual(historyBefore);
+    expect(await getList(project.id)).toEqual(listBefore);
+    await h.api.put(`/api/projects/${project.id}/rate-card`, change).expect(200);
+    expect((await getBreakdown(p.id)).task).toMatchObject(figures([475, 402.5, 500, 427.5, 850, 595, 350, 167.5]));
+    expect((await getBreakdown(c.id)).task).toMatchObject(figures([165, 60, 165, 60, 0, 0, -165, -60]));
+    expect((await getList(project.id)).totals).toMatchObject(figures([640, 462.5, 665, 487.5, 850, 595, 185, 107.5]));
+  });
+});
+
+describe('never stale (section 3b rule 7 for the figures of section 8)', () => {
+  it('follows an override, a back-dated card entry and a back-dated override, on the breakdown and the cached list', async () => {
+    const { project, dev, qa, ann, p } = await rated();
+    const read = async () => {
+      const breakdownBody = await getBreakdown(p.id);
+      await getList(project.id); // once to fill any cache, once from it
+      return { breakdown: breakdownBody, list: await getList(project.id) };
+    };
+    let seen = await read();
+    expect(seen.list.totals).toMatchObject({ estimated_revenue: 500, actual_revenue: 595, estimated_margin: -125, actual_margin: 115, has_missing_rates: true });
+
+    // 1. Ann's August entry now bills 110: her estimate 5 x 110 = 550, her August line 1.5 x 110 = 165.
+    //    P: revenue 550 / 160 + 285 + 165 = 610; margins 550 - 475 = 75, 610 - 420 = 190.
+    //    List (subtree): margins 550 - 625 = -75, 610 - 480 = 130.
+    await ownRates(project.id, ann.id, { hourly_rate: null, bill_rate: 110, effective_from: '2026-08-01' });
+    seen = await read();
+    expect(seen.breakdown.task).toMatchObject({ estimated_revenue: 550, actual_revenue: 610, estimated_margin: 75, actual_margin: 190 });
+    expect(seen.list.totals).toMatchObject({ estimated_revenue: 550, actual_revenue: 610, estimated_margin: -75, actual_margin: 130 });
+
+    // 2. A back-dated card from 2026-06-01: Dev bills 85, QA still none. Ann's 06-30 line bills 2 x 85 = 170.
+    //    P actual revenue 170 + 285 + 165 = 620; margin 620 - 420 = 200; list 620 - 480 = 140.
+    await card(project.id, [
+      { job_role_id: dev.id, hourly_rate: 50, bill_rate: 85 },
+      { job_role_id: qa.id, hourly_rate: 40, bill_rate: null },
+    ], '2026-06-01');
+    seen = await read();
+    expect(seen.breakdown.task).toMatchObject({ actual_revenue: 620, actual_margin: 200 });
+    expect(seen.list.totals).toMatchObject({ actual_revenue: 620, actual_margin: 140 });
+
+    // 3. A back-dated own rate from 2026-06-01 (cost 45, bill null) replaces both later entries: every
+    //    day of Ann's is (Dev, 45, 85): one line, 6.5 h, 292.5, 552.5, 06-30 to 08-02.
+    //    P: labor 5 x 45 + 200 = 425, 292.5 + 40 = 332.5; totals 450, 357.5; revenue 5 x 85 = 425, 552.5;
+    //    margins -25, 195. C: 3 x 45 = 135, 45. List: totals 585, 402.5; margins 425 - 585 = -160,
+    //    552.5 - 402.5 = 150.
+    await ownRates(project.id, ann.id, { hourly_rate: 45, bill_rate: null, effective_from: '2026-06-01' });
+    seen = await read();
+    expect(byName(seen.breakdown.members, 'Ann')).toMatchObject({
+      hourly_rate: 45,
+      cost_rate_source: 'member',
+      bill_rate: 85,
+      bill_rate_source: 'role',
+      cost_lines: [{ job_role: dev.name, hourly_rate: 45, bill_rate: 85, logged_hours: 6.5, actual_cost: 292.5, actual_revenue: 552.5, first_day: '2026-06-30', last_day: '2026-08-02' }],
+    });
+    expect(seen.breakdown.task).toMatchObject({
+      estimated_labor_cost: 425,
+      actual_labor_cost: 332.5,
+      total_estimated_cost: 450,
+      total_actual_cost: 357.5,
+      estimated_revenue: 425,
+      actual_revenue: 552.5,
+      estimated_margin: -25,
+      actual_margin: 195,
+    });
+    expect(seen.list.totals).toMatchObject({ total_estimated_cost: 585, total_actual_cost: 402.5, estimated_margin: -160, actual_margin: 150, has_missing_rates: true });
+
+    // 4. QA bills 70 from 2026-06-01: Bob's warning goes (his 07-10 hour earns 70, his estimate 5 x 70 = 350).
+    await card(project.id, [
+      { job_role_id: dev.id, hourly_rate: 50, bill_rate: 85 },
+      { job_role_id: qa.id, hourly_rate: 40, bill_rate: 70 },
+    ], '2026-06-01');
+    seen = await read();
+    expect(seen.breakdown.warnings).toEqual([]);
+    expect(seen.breakdown.task).toMatchObject({ estimated_revenue: 775, actual_revenue: 622.5, has_missing_rates: false });
+    expect(seen.list.tasks[0].has_missing_rates).toBe(false);
+    expect(seen.list.totals).toMatchObject({ estimated_revenue: 775, actual_revenue: 622.5, has_missing_rates: false });
+  });
+});
