@@ -631,3 +631,151 @@ describe('never stale (section 3b rule 7 for the figures of section 8)', () => {
     expect(seen.list.totals).toMatchObject({ estimated_revenue: 775, actual_revenue: 622.5, has_missing_rates: false });
   });
 });
+
+describe('more edges: zones, currencies, roles, validation', () => {
+  it("dates an own rate by the project's zone: a log at 02:00Z on the override's first day is the day before in New York", async () => {
+    const project = await createProject(h.api, { time_zone: 'America/New_York' });
+    const dev = await createJobRole(h.api);
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 50, bill_rate: 80 }]);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    await ownRates(project.id, ann.id, { hourly_rate: 70, bill_rate: 120, effective_from: '2026-07-01' });
+    const task = await createTask(h.api, project.id, { estimated_hours: 0 });
+    // 2026-07-01T02:00Z is 2026-06-30 22:00 in New York (EDT): the role's 50 / 80. 2026-07-01T05:00Z is
+    // 01:00 on 07-01: Ann's 70 / 120.
+    await logTime(h.api, task.id, ann.id, { hours: 1, logged_at: '2026-07-01T02:00:00Z' });
+    await logTime(h.api, task.id, ann.id, { hours: 1, logged_at: '2026-07-01T05:00:00Z' });
+    const body = await getBreakdown(task.id);
+    expect(body.members[0].cost_lines).toEqual([
+      { job_role: dev.name, hourly_rate: 50, bill_rate: 80, logged_hours: 1, actual_cost: 50, actual_revenue: 80, first_day: '2026-06-30', last_day: '2026-06-30' },
+      { job_role: dev.name, hourly_rate: 70, bill_rate: 120, logged_hours: 1, actual_cost: 70, actual_revenue: 120, first_day: '2026-07-01', last_day: '2026-07-01' },
+    ]);
+    // No estimate: 0 estimated; actual 120 cost, 200 revenue, margin 80.
+    expect(body.task).toMatchObject({ estimated_revenue: 0, actual_labor_cost: 120, actual_revenue: 200, estimated_margin: 0, actual_margin: 80 });
+    expect((await getBreakdown(task.id, '?to=2026-06-30')).task).toMatchObject({ actual_labor_cost: 50, actual_revenue: 80, actual_margin: 30 });
+  });
+
+  it('rounds day amounts half away from zero in the currency: 1 h at 105/day of 8 h = 13.13; JPY 10000/day of 7.5 h', async () => {
+    const usd = await createProject(h.api);
+    await h.api.patch(`/api/projects/${usd.id}`, { rate_unit: 'day', hours_per_day: 8 }).expect(200);
+    const dev = await createJobRole(h.api);
+    await card(usd.id, [{ job_role_id: dev.id, hourly_rate: 105, bill_rate: 105 }]);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    await addToProject(h.api, usd.id, ann.id, dev.id);
+    const task = await createTask(h.api, usd.id, { estimated_hours: 1, assignee_ids: [ann.id] });
+    await logTime(h.api, task.id, ann.id, { hours: 1, logged_at: '2026-11-02T10:00:00Z' });
+    // 1 x 105 / 8 = 13.125 -> 13.13 (half away from zero), cost and revenue alike; margin 0.
+    expect((await getBreakdown(task.id)).task).toMatchObject({ estimated_labor_cost: 13.13, actual_labor_cost: 13.13, estimated_revenue: 13.13, actual_revenue: 13.13, estimated_margin: 0, actual_margin: 0 });
+
+    const jpy = await createProject(h.api, { currency: 'JPY' });
+    await h.api.patch(`/api/projects/${jpy.id}`, { rate_unit: 'day', hours_per_day: 7.5 }).expect(200);
+    await card(jpy.id, [{ job_role_id: dev.id, hourly_rate: 10000, bill_rate: 15000 }]);
+    await addToProject(h.api, jpy.id, ann.id, dev.id);
+    const yen = await createTask(h.api, jpy.id, { estimated_hours: 10, fixed_cost: 1000, assignee_ids: [ann.id] });
+    await logTime(h.api, yen.id, ann.id, { hours: 1, logged_at: '2026-11-02T10:00:00Z' });
+    const body = await getBreakdown(yen.id);
+    // Shown hourly: 10000 / 7.5 = 1333.3333, 15000 / 7.5 = 2000. Estimate 10 h: 10 x 10000 / 7.5 = 13333.33 -> 13333;
+    // 10 x 15000 / 7.5 = 20000. Actual 1 h: 1333.33 -> 1333; 2000. Margins: 20000 - (13333 + 1000) = 5667;
+    // 2000 - (1333 + 1000) = -333.
+    expect(body.members[0]).toMatchObject({ hourly_rate: 1333.3333, day_rate: 10000, bill_rate: 2000, day_bill_rate: 15000, estimated_cost: 13333, actual_cost: 1333, estimated_revenue: 20000, actual_revenue: 2000 });
+    expect(body.task).toMatchObject({ currency: 'JPY', estimated_margin: 5667, actual_margin: -333 });
+    // A JPY bill rate with decimals is refused, naming the field; nothing changes.
+    const bad = await h.api.put(`/api/projects/${jpy.id}/members/${ann.id}/rates`, { bill_rate: 100.5, effective_from: '2026-01-01' }).expect(400);
+    expect(JSON.stringify(bad.body.error.details)).toContain('bill_rate');
+    expect((await getBreakdown(yen.id)).members[0]).toMatchObject({ bill_rate_source: 'role', day_bill_rate: 15000 });
+  });
+
+  it('splits the lines where the role changes though an own rate holds the amounts; own rates beat a member without a role', async () => {
+    const project = await createProject(h.api);
+    const dev = await createJobRole(h.api);
+    const lead = await createJobRole(h.api);
+    await card(project.id, [
+      { job_role_id: dev.id, hourly_rate: 50, bill_rate: 80 },
+      { job_role_id: lead.id, hourly_rate: 90, bill_rate: 150 },
+    ]);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    const nora = await createMember(h.api, { name: 'Nora' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    await h.api.put(`/api/projects/${project.id}/members/${ann.id}`, { job_role_id: lead.id, effective_from: '2026-07-01' }).expect(200);
+    await ownRates(project.id, ann.id, { hourly_rate: 60, bill_rate: 100, effective_from: '1970-01-01' });
+    // Nora has no role but rates of her own: no warning.
+    await addToProject(h.api, project.id, nora.id, null);
+    await ownRates(project.id, nora.id, { hourly_rate: 30, bill_rate: 45, effective_from: '1970-01-01' });
+    const task = await createTask(h.api, project.id, { estimated_hours: 4, assignee_ids: [ann.id, nora.id] });
+    await logTime(h.api, task.id, ann.id, { hours: 1, logged_at: '2026-06-15T10:00:00Z' });
+    await logTime(h.api, task.id, ann.id, { hours: 2, logged_at: '2026-07-15T10:00:00Z' });
+    await logTime(h.api, task.id, nora.id, { hours: 1, logged_at: '2026-07-15T10:00:00Z' });
+    const body = await getBreakdown(task.id);
+    // Ann: (Dev, 60, 100) 1 h: 60, 100; (Lead, 60, 100) 2 h: 120, 200. Estimate 2 h: 120, 200.
+    expect(byName(body.members, 'Ann')).toMatchObject({
+      job_title_name: lead.name,
+      hourly_rate: 60,
+      bill_rate: 100,
+      cost_rate_source: 'member',
+      bill_rate_source: 'member',
+      estimated_cost: 120,
+      estimated_revenue: 200,
+      actual_cost: 180,
+      actual_revenue: 300,
+      cost_lines: [
+        expect.objectContaining({ job_role: dev.name, hourly_rate: 60, bill_rate: 100, logged_hours: 1, actual_cost: 60, actual_revenue: 100 }),
+        expect.objectContaining({ job_role: lead.name, hourly_rate: 60, bill_rate: 100, logged_hours: 2, actual_cost: 120, actual_revenue: 200 }),
+      ],
+    });
+    // Nora: Unassigned, 2 h x 30 = 60, x 45 = 90; 1 h: 30, 45.
+    expect(byName(body.members, 'Nora')).toMatchObject({ job_title_name: 'Unassigned', hourly_rate: 30, bill_rate: 45, cost_rate_source: 'member', bill_rate_source: 'member', estimated_cost: 60, estimated_revenue: 90, actual_cost: 30, actual_revenue: 45 });
+    expect(body.grouped_members.map((g: Row) => g.jobRole)).toEqual([lead.name, 'Unassigned']);
+    expect(body.warnings).toEqual([]);
+    // Margins: (200 + 90) - (120 + 60) = 110; (300 + 45) - (180 + 30) = 135.
+    expect(body.task).toMatchObject({ estimated_margin: 110, actual_margin: 135, has_missing_rates: false });
+  });
+
+  it('explains today by default, and 404s a non-member; refuses bad override bodies, changing nothing', async () => {
+    const { project, ann } = await rated();
+    const today = (await h.api.get(`/api/projects/${project.id}/members/${ann.id}/rates`).expect(200)).body.body;
+    expect(today).toMatchObject({ hourly_rate: { amount: 50, source: 'role' }, bill_rate: { amount: 100, source: 'member', effective_from: '2026-08-01' } });
+    expect(today.date).toMatch(/^\d{4}-\d{2}-\d{2}$/);
+    const stranger = await createMember(h.api, { name: 'Stranger' });
+    await h.api.get(`/api/projects/${project.id}/members/${stranger.id}/rates`).expect(404);
+    await h.api.put(`/api/projects/${project.id}/members/${stranger.id}/rates`, { hourly_rate: 10 }).expect(404);
+    const before = (await h.api.get(`/api/projects/${project.id}/members/${ann.id}/rates?date=2026-08-02`).expect(200)).body.body;
+    for (const [body, field] of [
+      [{}, null],
+      [{ effective_from: '2026-01-01' }, null],
+      [{ hourly_rate: -1 }, 'hourly_rate'],
+      [{ bill_rate: 10.005 }, 'bill_rate'],
+      [{ bill_rate: '10' }, 'bill_rate'],
+      [{ hourly_rate: 10, effective_from: '2026-02-30' }, 'effective_from'],
+      [{ hourly_rate: 10, cost_rate: 5 }, null],
+    ] as [Row, string | null][]) {
+      const res = await h.api.put(`/api/projects/${project.id}/members/${ann.id}/rates`, body).expect(400);
+      if (field) expect({ body, paths: res.body.error.details.map((d: { path: string }) => d.path) }).toEqual({ body, paths: expect.arrayContaining([field]) });
+    }
+    const badCard = await h.api.put(`/api/projects/${project.id}/rate-card`, { roles: [{ job_role_id: ann.id, hourly_rate: 1, bill_rate: -2 }] }).expect(400);
+    expect(JSON.stringify(badCard.body.error.details)).toContain('bill_rate');
+    expect((await h.api.get(`/api/projects/${project.id}/members/${ann.id}/rates?date=2026-08-02`).expect(200)).body.body).toEqual(before);
+  });
+
+  it('previews a day project in its entered rates, and the after is what the PUT answers', async () => {
+    const project = await createProject(h.api);
+    await h.api.patch(`/api/projects/${project.id}`, { rate_unit: 'day', hours_per_day: 7.5 }).expect(200);
+    const dev = await createJobRole(h.api);
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 100, bill_rate: 150 }]);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    const task = await createTask(h.api, project.id, { estimated_hours: 7.5, assignee_ids: [ann.id] });
+    await logTime(h.api, task.id, ann.id, { hours: 3, logged_at: '2026-11-02T10:00:00Z' });
+    // Before: estimate 7.5 h: 100, 150; actual 3 h: 3 x 100 / 7.5 = 40, 3 x 150 / 7.5 = 60. Margins 50, 20.
+    // After (105 / 112.5 per day, from the beginning): 105, 112.5; 3 x 105 / 7.5 = 42, 3 x 112.5 / 7.5 = 45.
+    // Margins 7.5, 3.
+    const change = { roles: [{ job_role_id: dev.id, hourly_rate: 105, bill_rate: 112.5 }], effective_from: '1970-01-01' };
+    const preview = (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, change).expect(200)).body.body;
+    const before = { estimated_labor_cost: 100, actual_labor_cost: 40, total_estimated_cost: 100, total_actual_cost: 40, estimated_revenue: 150, actual_revenue: 60, estimated_margin: 50, actual_margin: 20 };
+    const after = { estimated_labor_cost: 105, actual_labor_cost: 42, total_estimated_cost: 105, total_actual_cost: 42, estimated_revenue: 112.5, actual_revenue: 45, estimated_margin: 7.5, actual_margin: 3 };
+    expect(preview.tasks).toEqual([{ id: task.id, name: task.name, before, after }]);
+    expect(preview.project_totals.after).toMatchObject(after);
+    await h.api.put(`/api/projects/${project.id}/rate-card`, change).expect(200);
+    expect((await getBreakdown(task.id)).task).toMatchObject(after);
+    expect((await getBreakdown(task.id)).members[0]).toMatchObject({ hourly_rate: 14, day_rate: 105, bill_rate: 15, day_bill_rate: 112.5 });
+  });
+});
