@@ -779,3 +779,46 @@ describe('more edges: zones, currencies, roles, validation', () => {
     expect((await getBreakdown(task.id)).members[0]).toMatchObject({ hourly_rate: 14, day_rate: 105, bill_rate: 15, day_bill_rate: 112.5 });
   });
 });
+
+describe("a day project's exports (section 8 rule 7: the exports gain the same columns)", () => {
+  it('carry the entered day rates of each cost line beside the rates shown per hour, in CSV and XLSX', async () => {
+    const project = await createProject(h.api);
+    await h.api.patch(`/api/projects/${project.id}`, { rate_unit: 'day', hours_per_day: 7.5 }).expect(200);
+    const dev = await createJobRole(h.api);
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 105, bill_rate: 100 }]);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    const task = await createTask(h.api, project.id, { estimated_hours: 7.5, assignee_ids: [ann.id] });
+    await logTime(h.api, task.id, ann.id, { hours: 7.5, logged_at: '2026-11-02T10:00:00Z' });
+    // As the breakdown's line: 14 and 13.3333 an hour shown, 105 and 100 a day entered; 7.5 h: 105.00, 100.00.
+    const csv = parseCsv((await h.api.get(`/api/project-finance/project/${project.id}/export?format=csv&sheet=cost_lines`).expect(200)).text);
+    const header = csv[0] as string[];
+    const row = csv[1] as string[];
+    const cell = (name: string) => row[header.indexOf(name)];
+    expect(header.slice(0, 12)).toEqual(['Task', 'Task id', 'Member', 'Member id', 'Job role', 'Hourly rate (USD)', 'Logged hours', 'Actual cost (USD)', 'First day', 'Last day', 'Bill rate (USD)', 'Actual revenue (USD)']);
+    expect([cell('Hourly rate (USD)'), cell('Bill rate (USD)'), cell('Day rate (USD)'), cell('Day bill rate (USD)'), cell('Actual cost (USD)'), cell('Actual revenue (USD)')]).toEqual([
+      '14',
+      '13.3333',
+      '105',
+      '100',
+      '105',
+      '100',
+    ]);
+    const xlsx = await h.api.get(`/api/project-finance/project/${project.id}/export?format=xlsx&sheet=cost_lines`).buffer(true).parse(binary).expect(200);
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(xlsx.body as unknown as ExcelJS.Buffer);
+    const sheet = book.getWorksheet('Cost lines') as ExcelJS.Worksheet;
+    const names = (sheet.getRow(1).values as unknown[]).map(String);
+    const values = sheet.getRow(2).values as unknown[];
+    const xcell = (name: string) => values[names.indexOf(name)];
+    expect([xcell('Hourly rate'), xcell('Bill rate'), xcell('Day rate'), xcell('Day bill rate')]).toEqual([14, 13.3333, 105, 100]);
+    // The rate shown per hour is displayed to its 4 decimals, not as 13.33.
+    expect(sheet.getRow(2).getCell(names.indexOf('Bill rate')).numFmt).toContain('0.0000');
+  });
+
+  it('keeps an hour project\'s cost-line columns as they were', async () => {
+    const { project } = await rated();
+    const csv = parseCsv((await h.api.get(`/api/project-finance/project/${project.id}/export?format=csv&sheet=cost_lines`).expect(200)).text);
+    expect(csv[0]).toEqual(['Task', 'Task id', 'Member', 'Member id', 'Job role', 'Hourly rate (USD)', 'Logged hours', 'Actual cost (USD)', 'First day', 'Last day', 'Bill rate (USD)', 'Actual revenue (USD)']);
+  });
+});
