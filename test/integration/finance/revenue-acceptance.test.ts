@@ -822,3 +822,87 @@ describe("a day project's exports (section 8 rule 7: the exports gain the same c
     expect(csv[0]).toEqual(['Task', 'Task id', 'Member', 'Member id', 'Job role', 'Hourly rate (USD)', 'Logged hours', 'Actual cost (USD)', 'First day', 'Last day', 'Bill rate (USD)', 'Actual revenue (USD)']);
   });
 });
+
+describe('more never-stale and preview cases', () => {
+  it('lists in the preview a task whose revenue alone would change, and no task when nothing would', async () => {
+    const { project, dev, qa, p } = await rated();
+    // Only QA's bill rate moves (none -> 70, from the beginning): Bob's estimate earns 5 x 70 = 350 and his
+    // 07-10 hour 70. P's costs stay; revenue 500 -> 850 estimated, 595 -> 665 actual; margins 25 -> 375,
+    // 175 -> 245. C (non-billable, no QA) does not change.
+    const change = {
+      roles: [
+        { job_role_id: dev.id, hourly_rate: 50, bill_rate: 80 },
+        { job_role_id: qa.id, hourly_rate: 40, bill_rate: 70 },
+      ],
+      effective_from: '1970-01-01',
+    };
+    const preview = (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, change).expect(200)).body.body;
+    expect(preview.tasks).toEqual([
+      {
+        id: p.id,
+        name: 'P',
+        before: { estimated_labor_cost: 450, actual_labor_cost: 395, total_estimated_cost: 475, total_actual_cost: 420, estimated_revenue: 500, actual_revenue: 595, estimated_margin: 25, actual_margin: 175 },
+        after: { estimated_labor_cost: 450, actual_labor_cost: 395, total_estimated_cost: 475, total_actual_cost: 420, estimated_revenue: 850, actual_revenue: 665, estimated_margin: 375, actual_margin: 245 },
+      },
+    ]);
+    // The same card as today's: nothing would change.
+    const same = {
+      roles: [
+        { job_role_id: dev.id, hourly_rate: 50, bill_rate: 80 },
+        { job_role_id: qa.id, hourly_rate: 40, bill_rate: null },
+      ],
+      effective_from: '1970-01-01',
+    };
+    const nothing = (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, same).expect(200)).body.body;
+    expect(nothing.tasks).toEqual([]);
+    expect(nothing.project_totals.after).toEqual(nothing.project_totals.before);
+  });
+
+  it('leaves today alone with an own rate dated tomorrow, and a role left out of a card has no rate from its day', async () => {
+    const { project, qa, ann, bob, p } = await rated();
+    const tomorrow = new Date(Date.now() + 36 * 3600 * 1000).toISOString().slice(0, 10);
+    await ownRates(project.id, ann.id, { hourly_rate: 999, bill_rate: 999, effective_from: tomorrow });
+    expect(byName((await getBreakdown(p.id)).members, 'Ann')).toMatchObject({ hourly_rate: 50, cost_rate_source: 'role', bill_rate: 100, bill_rate_source: 'member', estimated_cost: 250 });
+    // A card from 2026-09-01 with QA only: Dev has no rate from then. Ann's own entry of 08-01 still bills
+    // 100 but defers its cost to the role: none today. Her estimate costs 0; her lines are all before 09-01.
+    await card(project.id, [{ job_role_id: qa.id, hourly_rate: 40, bill_rate: null }], '2026-09-01');
+    const body = await getBreakdown(p.id);
+    expect(byName(body.members, 'Ann')).toMatchObject({ hourly_rate: 0, cost_rate_source: 'none', estimated_cost: 0, actual_cost: 355, estimated_revenue: 500 });
+    expect(body.warnings).toEqual([
+      { code: 'MISSING_COST_RATE', team_member_id: ann.id, name: 'Ann' },
+      { code: 'MISSING_BILL_RATE', team_member_id: bob.id, name: 'Bob' },
+    ]);
+    // P: labor 0 + 200 = 200 estimated; total 225; margin 500 - 225 = 275.
+    expect(body.task).toMatchObject({ estimated_labor_cost: 200, total_estimated_cost: 225, estimated_margin: 275 });
+  });
+
+  it("follows a task turned non-billable, a deleted log and a child's missing rate, on the cached list", async () => {
+    const { project, p, c } = await rated();
+    const stranger = await createMember(h.api, { name: 'Zoe' });
+    await addToProject(h.api, project.id, stranger.id, null);
+    await getList(project.id);
+    await getList(project.id);
+    // Zoe (no role, no rate) logs 30 minutes on C: a cost rate missing on a counting day. C is non-billable:
+    // no bill warning. P's own breakdown says nothing of her; its subtree and its row do.
+    const log = await logTime(h.api, c.id, stranger.id, { seconds: 1800, logged_at: '2026-07-21T10:00:00Z' });
+    expect((await getBreakdown(c.id)).warnings).toEqual([{ code: 'MISSING_COST_RATE', team_member_id: stranger.id, name: 'Zoe' }]);
+    expect((await getBreakdown(p.id, '?include_subtasks=true')).warnings).toEqual(
+      expect.arrayContaining([{ code: 'MISSING_COST_RATE', team_member_id: stranger.id, name: 'Zoe' }]),
+    );
+    await getList(project.id);
+    const children = await getList(project.id, `?parent_task_id=${p.id}`);
+    expect(children.tasks[0]).toMatchObject({ id: c.id, has_missing_rates: true, logged_hours: 1.5 });
+    await h.api.delete(`/api/time-logs/${log.id}`).expect((res) => expect([200, 204]).toContain(res.status));
+    expect((await getBreakdown(c.id)).warnings).toEqual([]);
+    expect((await getList(project.id, `?parent_task_id=${p.id}`)).tasks[0]).toMatchObject({ has_missing_rates: false, logged_hours: 1 });
+
+    // P turned non-billable: no revenue anywhere, no bill warning; margins minus the costs: -625, -480.
+    await getList(project.id);
+    await h.api.patch(`/api/tasks/${p.id}`, { billable: false }).expect(200);
+    const own = await getBreakdown(p.id);
+    expect(own.warnings).toEqual([]);
+    expect(own.task).toMatchObject({ estimated_revenue: 0, actual_revenue: 0, estimated_margin: -475, actual_margin: -420, has_missing_rates: false });
+    const list = await getList(project.id);
+    expect(list.totals).toMatchObject({ estimated_revenue: 0, actual_revenue: 0, estimated_margin: -625, actual_margin: -480, has_missing_rates: false });
+  });
+});
