@@ -906,3 +906,48 @@ describe('more never-stale and preview cases', () => {
     expect(list.totals).toMatchObject({ estimated_revenue: 0, actual_revenue: 0, estimated_margin: -625, actual_margin: -480, has_missing_rates: false });
   });
 });
+
+describe('access, the unit held by an own rate, explain exactly', () => {
+  it('lets a viewer explain and read, and only an admin write own rates; an own rate alone holds the unit (409)', async () => {
+    const { project, ann } = await rated();
+    const token = async (role: string) => h.api.as((await h.api.post('/api/tokens', { name: `t-${role}`, role }).expect(201)).body.body.token as string);
+    const viewer = await token('viewer');
+    const editor = await token('editor');
+    const explained = (await viewer.get(`/api/projects/${project.id}/members/${ann.id}/rates?date=2026-07-15`).expect(200)).body.body;
+    expect(keys(explained)).toEqual(['bill_rate', 'date', 'hourly_rate', 'job_role', 'overrides', 'project_id', 'rate_unit', 'team_member_id']);
+    expect(keys(explained.hourly_rate)).toEqual(['amount', 'effective_from', 'source']);
+    for (const o of explained.overrides) expect(keys(o)).toEqual(['bill_rate', 'effective_from', 'hourly_rate', 'written_at', 'written_by']);
+    await viewer.put(`/api/projects/${project.id}/members/${ann.id}/rates`, { hourly_rate: 1 }).expect(403);
+    await editor.put(`/api/projects/${project.id}/members/${ann.id}/rates`, { hourly_rate: 1 }).expect(403);
+    await editor.post(`/api/projects/${project.id}/rate-card/preview`, { roles: [] }).expect(403);
+    expect((await h.api.get(`/api/projects/${project.id}/members/${ann.id}/rates?date=2026-07-15`).expect(200)).body.body).toEqual(explained);
+
+    // A project without a card but with one own rate: its unit is held.
+    const bare = await createProject(h.api);
+    const dev = await createJobRole(h.api);
+    const cid = await createMember(h.api, { name: 'Cid' });
+    await addToProject(h.api, bare.id, cid.id, dev.id);
+    await ownRates(bare.id, cid.id, { bill_rate: 10, effective_from: '2026-01-01' });
+    const held = await h.api.patch(`/api/projects/${bare.id}`, { rate_unit: 'day' }).expect(409);
+    expect(held.body.error.code).toBe('CONFLICT');
+    expect((await h.api.get(`/api/projects/${bare.id}`).expect(200)).body.body).toMatchObject({ rate_unit: 'hour', hours_per_day: 8 });
+  });
+
+  it('marks each group of the list by whether it holds a task with a missing rate', async () => {
+    const project = await createProject(h.api);
+    const dev = await createJobRole(h.api);
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 50, bill_rate: 80 }]);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    const zoe = await createMember(h.api, { name: 'Zoe' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    await addToProject(h.api, project.id, zoe.id, null);
+    const done = await createTask(h.api, project.id, { estimated_hours: 2, status: 'done', assignee_ids: [ann.id] });
+    const open = await createTask(h.api, project.id, { estimated_hours: 2, status: 'open', assignee_ids: [zoe.id] });
+    // done: 2 x 50 = 100, revenue 160, margin 60. open: Zoe without rates: 0, 0, margin 0, missing rates.
+    const list = await getList(project.id, '?group_by=status');
+    const group = (name: string) => list.groups.find((g: Row) => g.group_name === name);
+    expect(group('done')).toMatchObject({ task_ids: [done.id], estimated_revenue: 160, estimated_margin: 60, has_missing_rates: false });
+    expect(group('open')).toMatchObject({ task_ids: [open.id], estimated_revenue: 0, estimated_margin: 0, has_missing_rates: true });
+    expect(list.totals).toMatchObject({ estimated_revenue: 160, estimated_margin: 60, has_missing_rates: true });
+  });
+});
