@@ -951,3 +951,60 @@ describe('access, the unit held by an own rate, explain exactly', () => {
     expect(list.totals).toMatchObject({ estimated_revenue: 160, estimated_margin: 60, has_missing_rates: true });
   });
 });
+
+describe('last edges: a zero share of the estimate, an own day rate mid-way, the split in a day project', () => {
+  it('says nothing of a member whose share of the estimate is 0 and who logged nothing', async () => {
+    const project = await createProject(h.api);
+    const dev = await createJobRole(h.api);
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 50 }]);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    const zoe = await createMember(h.api, { name: 'Zoe' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    await addToProject(h.api, project.id, zoe.id, null);
+    // 0.01 h over Ann and Zoe: 0.01 and 0 (the remainder to the earlier member). Zoe has no estimate, no time.
+    const task = await createTask(h.api, project.id, { estimated_hours: 0.01, assignee_ids: [ann.id, zoe.id] });
+    const body = await getBreakdown(task.id);
+    expect(body.members.map((m: Row) => [m.name, m.estimated_hours])).toEqual([
+      ['Ann', 0.01],
+      ['Zoe', 0],
+    ]);
+    expect(body.warnings).toEqual([]);
+    expect(body.task.has_missing_rates).toBe(false);
+  });
+
+  it('splits a 10 h estimate 3.34 / 3.33 / 3.33 and bills each share per day on its own; an own day rate mid-way splits the lines', async () => {
+    const project = await createProject(h.api);
+    await h.api.patch(`/api/projects/${project.id}`, { rate_unit: 'day', hours_per_day: 7.5 }).expect(200);
+    const dev = await createJobRole(h.api);
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 90, bill_rate: 100 }]);
+    const [ann, ben, cal] = [await createMember(h.api, { name: 'Ann' }), await createMember(h.api, { name: 'Ben' }), await createMember(h.api, { name: 'Cal' })];
+    for (const m of [ann, ben, cal]) await addToProject(h.api, project.id, m.id, dev.id);
+    await ownRates(project.id, ann.id, { hourly_rate: 120, effective_from: '2026-07-01' });
+    const task = await createTask(h.api, project.id, { estimated_hours: 10, assignee_ids: [ann.id, ben.id, cal.id] });
+    await logTime(h.api, task.id, ann.id, { hours: 3, logged_at: '2026-06-30T10:00:00Z' });
+    await logTime(h.api, task.id, ann.id, { hours: 3, logged_at: '2026-07-01T10:00:00Z' });
+    const body = await getBreakdown(task.id);
+    // Revenue (100/day): Ann 3.34 x 100 / 7.5 = 44.5333 -> 44.53; Ben, Cal 3.33 x 100 / 7.5 = 44.40. Sum 133.33.
+    // Cost: Ann today 120/day (own): 3.34 x 120 / 7.5 = 53.44; Ben, Cal 3.33 x 90 / 7.5 = 39.96. Sum 133.36.
+    expect(body.members.map((m: Row) => [m.name, m.estimated_hours, m.estimated_cost, m.estimated_revenue])).toEqual([
+      ['Ann', 3.34, 53.44, 44.53],
+      ['Ben', 3.33, 39.96, 44.4],
+      ['Cal', 3.33, 39.96, 44.4],
+    ]);
+    // Ann's lines: 06-30 at 90/100 a day: 3 x 90 / 7.5 = 36, 3 x 100 / 7.5 = 40; 07-01 at 120/100: 48, 40.
+    expect(byName(body.members, 'Ann')).toMatchObject({
+      hourly_rate: 16,
+      day_rate: 120,
+      bill_rate: 13.3333,
+      day_bill_rate: 100,
+      cost_rate_source: 'member',
+      bill_rate_source: 'role',
+      cost_lines: [
+        expect.objectContaining({ hourly_rate: 12, day_rate: 90, bill_rate: 13.3333, day_bill_rate: 100, logged_hours: 3, actual_cost: 36, actual_revenue: 40, first_day: '2026-06-30' }),
+        expect.objectContaining({ hourly_rate: 16, day_rate: 120, bill_rate: 13.3333, day_bill_rate: 100, logged_hours: 3, actual_cost: 48, actual_revenue: 40, first_day: '2026-07-01' }),
+      ],
+    });
+    // Task: 133.36 / 84 cost, 133.33 / 80 revenue; margins -0.03, -4.
+    expect(body.task).toMatchObject({ estimated_labor_cost: 133.36, actual_labor_cost: 84, estimated_revenue: 133.33, actual_revenue: 80, estimated_margin: -0.03, actual_margin: -4 });
+  });
+});
