@@ -1008,3 +1008,32 @@ describe('last edges: a zero share of the estimate, an own day rate mid-way, the
     expect(body.task).toMatchObject({ estimated_labor_cost: 133.36, actual_labor_cost: 84, estimated_revenue: 133.33, actual_revenue: 80, estimated_margin: -0.03, actual_margin: -4 });
   });
 });
+
+describe('a bill rate of 0 is a rate, not a missing one', () => {
+  it('warns only of the member whose bill rate resolves to none; the export Total row carries the sums', async () => {
+    const project = await createProject(h.api);
+    const dev = await createJobRole(h.api);
+    const qa = await createJobRole(h.api);
+    await card(project.id, [
+      { job_role_id: dev.id, hourly_rate: 50, bill_rate: 0 },
+      { job_role_id: qa.id, hourly_rate: 40, bill_rate: null },
+    ]);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    const bob = await createMember(h.api, { name: 'Bob' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    await addToProject(h.api, project.id, bob.id, qa.id);
+    const task = await createTask(h.api, project.id, { estimated_hours: 2, fixed_cost: 10, assignee_ids: [ann.id, bob.id] });
+    const body = await getBreakdown(task.id);
+    expect(body.members.map((m: Row) => [m.name, m.bill_rate, m.bill_rate_source])).toEqual([
+      ['Ann', 0, 'role'],
+      ['Bob', 0, 'none'],
+    ]);
+    expect(body.warnings).toEqual([{ code: 'MISSING_BILL_RATE', team_member_id: bob.id, name: 'Bob' }]);
+    // Costs 50 + 40 + 10 fixed = 100, no revenue: margins -100 (estimated), -10 (actual: only the fixed cost).
+    const csv = parseCsv((await h.api.get(`/api/project-finance/project/${project.id}/export?format=csv`).expect(200)).text);
+    const header = csv[0] as string[];
+    const total = csv.find((r) => r[0] === 'Total') as string[];
+    const cell = (name: string) => total[header.indexOf(name)];
+    expect([cell('Estimated revenue (USD)'), cell('Actual revenue (USD)'), cell('Estimated margin (USD)'), cell('Actual margin (USD)'), cell('Missing rates')]).toEqual(['0', '0', '-100', '-10', 'yes']);
+  });
+});
