@@ -1037,3 +1037,27 @@ describe('a bill rate of 0 is a rate, not a missing one', () => {
     expect([cell('Estimated revenue (USD)'), cell('Actual revenue (USD)'), cell('Estimated margin (USD)'), cell('Actual margin (USD)'), cell('Missing rates')]).toEqual(['0', '0', '-100', '-10', 'yes']);
   });
 });
+
+describe('a project created per day', () => {
+  it('takes rate_unit and hours_per_day on creation, refusing bad ones with a 400 naming the field and creating nothing', async () => {
+    const created = await h.api.post('/api/projects', { name: 'Per day', rate_unit: 'day', hours_per_day: 7.5 }).expect(201);
+    expect(created.body.body).toMatchObject({ rate_unit: 'day', hours_per_day: 7.5 });
+    const defaults = await h.api.post('/api/projects', { name: 'Per hour' }).expect(201);
+    expect(defaults.body.body).toMatchObject({ rate_unit: 'hour', hours_per_day: 8 });
+    const count = async () => (await h.api.get('/api/projects?limit=1000').expect(200)).body.body.length;
+    const before = await count();
+    for (const [bad, field] of [
+      [{ rate_unit: 'days' }, 'rate_unit'],
+      [{ hours_per_day: 24.5 }, 'hours_per_day'],
+      [{ hours_per_day: -1 }, 'hours_per_day'],
+      [{ hours_per_day: 7.125 }, 'hours_per_day'],
+      [{ rate_unit: null }, 'rate_unit'],
+    ] as [Row, string][]) {
+      const res = await h.api.post('/api/projects', { name: 'Refused', ...bad }).expect(400);
+      expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(field);
+    }
+    expect(await count()).toBe(before);
+    // 24 is allowed (the bound is inclusive).
+    await h.api.post('/api/projects', { name: 'Whole days', rate_unit: 'day', hours_per_day: 24 }).expect(201);
+  });
+});
