@@ -1061,3 +1061,24 @@ describe('a project created per day', () => {
     await h.api.post('/api/projects', { name: 'Whole days', rate_unit: 'day', hours_per_day: 24 }).expect(201);
   });
 });
+
+describe("the cached list follows the project's unit", () => {
+  it('answers the new unit and day length after a PATCH, and then day rates from the first card', async () => {
+    const project = await createProject(h.api);
+    const dev = await createJobRole(h.api);
+    const ann = await createMember(h.api, { name: 'Ann' });
+    await addToProject(h.api, project.id, ann.id, dev.id);
+    const task = await createTask(h.api, project.id, { estimated_hours: 6, assignee_ids: [ann.id] });
+    await getList(project.id);
+    expect((await getList(project.id)).project).toMatchObject({ rate_unit: 'hour', hours_per_day: 8 });
+    await h.api.patch(`/api/projects/${project.id}`, { rate_unit: 'day', hours_per_day: 6 }).expect(200);
+    expect((await getList(project.id)).project).toMatchObject({ rate_unit: 'day', hours_per_day: 6 });
+    await getList(project.id);
+    await card(project.id, [{ job_role_id: dev.id, hourly_rate: 300, bill_rate: 450 }]);
+    // 6 h of a 6-hour day: 300 cost, 450 revenue, margin 150; shown hourly 50 and 75.
+    const list = await getList(project.id);
+    expect(list.tasks[0]).toMatchObject({ id: task.id, estimated_labor_cost: 300, estimated_revenue: 450, estimated_margin: 150 });
+    expect(list.tasks[0].assignees).toEqual([expect.objectContaining({ hourly_rate: 50 })]);
+    expect((await getBreakdown(task.id)).members[0]).toMatchObject({ hourly_rate: 50, day_rate: 300, bill_rate: 75, day_bill_rate: 450 });
+  });
+});
