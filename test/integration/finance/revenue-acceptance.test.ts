@@ -67,7 +67,7 @@ async function card(projectId: string, roles: { job_role_id: string; hourly_rate
   await h.api.put(`/api/projects/${projectId}/rate-card`, { roles, effective_from: effectiveFrom }).expect(200);
 }
 
-async function ownRates(projectId: string, memberId: string, rates: { hourly_rate?: number | null; bill_rate?: number | null; effective_from: string }) {
+async function ownRates(projectId: string, memberId: string, rates: { hourly_rate?: number | null; bill_rate?: number | null; effective_from?: string }) {
   await h.api.put(`/api/projects/${projectId}/members/${memberId}/rates`, rates).expect(200);
 }
 
@@ -1080,5 +1080,33 @@ describe("the cached list follows the project's unit", () => {
     expect(list.tasks[0]).toMatchObject({ id: task.id, estimated_labor_cost: 300, estimated_revenue: 450, estimated_margin: 150 });
     expect(list.tasks[0].assignees).toEqual([expect.objectContaining({ hourly_rate: 50 })]);
     expect((await getBreakdown(task.id)).members[0]).toMatchObject({ hourly_rate: 50, day_rate: 300, bill_rate: 75, day_bill_rate: 450 });
+  });
+});
+
+describe('dated today by default', () => {
+  it('dates an own rate and a previewed card today when no day is given; the preview then equals the PUT', async () => {
+    const { project, dev, qa, ann, p } = await rated();
+    // Ann's own cost from today: 70. Her logs are all in the past: unchanged; her estimate 5 x 70 = 350.
+    await ownRates(project.id, ann.id, { hourly_rate: 70, bill_rate: 100 });
+    expect(byName((await getBreakdown(p.id)).members, 'Ann')).toMatchObject({ hourly_rate: 70, cost_rate_source: 'member', estimated_cost: 350, actual_cost: 355 });
+    const explained = (await h.api.get(`/api/projects/${project.id}/members/${ann.id}/rates`).expect(200)).body.body;
+    expect(explained.hourly_rate).toEqual({ amount: 70, source: 'member', effective_from: explained.date });
+    await h.api.get(`/api/projects/${project.id}/members/${ann.id}/rates?date=2026-13-01`).expect(400);
+    // A card from today: QA bills 60: Bob's estimate earns 5 x 60 = 300; his past hour still none (0).
+    const change = {
+      roles: [
+        { job_role_id: dev.id, hourly_rate: 50, bill_rate: 80 },
+        { job_role_id: qa.id, hourly_rate: 40, bill_rate: 60 },
+      ],
+    };
+    const preview = (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, change).expect(200)).body.body;
+    // P after: revenue 500 + 300 = 800 estimated, 595 actual; costs 350 + 200 = 550 + 25 = 575: margin 225;
+    // actual 355 + 40 + 25 = 420: margin 175.
+    expect(preview.tasks).toEqual([expect.objectContaining({ id: p.id, after: expect.objectContaining({ estimated_revenue: 800, actual_revenue: 595, estimated_margin: 225, actual_margin: 175 }) })]);
+    await h.api.put(`/api/projects/${project.id}/rate-card`, change).expect(200);
+    const body = await getBreakdown(p.id);
+    expect(body.task).toMatchObject(preview.tasks[0].after);
+    // Bob's bill rate is 60 today, but his 07-10 hour had none: still said.
+    expect(body.warnings).toEqual([{ code: 'MISSING_BILL_RATE', team_member_id: expect.any(String), name: 'Bob' }]);
   });
 });
