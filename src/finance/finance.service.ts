@@ -336,7 +336,7 @@ export async function projectTaskTree(db: Knex, teamId: string, projectId: strin
   }
   await nextTurn();
   return {
-    project: { id: project.id, name: project.name, currency: project.currency },
+    project: { id: project.id, name: project.name, currency: project.currency, rate_unit: project.rate_unit },
     parent: parent ? { id: parent.id, name: parent.name } : null,
     rows: listed,
     totals: await sumRows(starting),
@@ -353,6 +353,9 @@ export type ExportCostLine = {
   /** The line's rates as shown (per hour; in a "day" project the day rates / hours_per_day, 4 decimals: R21). */
   hourly_rate: string;
   bill_rate: string;
+  /** In a "day" project, the line's rates per day as entered (R21); null in an "hour" project. */
+  day_rate: string | null;
+  day_bill_rate: string | null;
   logged_hours: string;
   actual_cost: string;
   actual_revenue: string;
@@ -391,6 +394,8 @@ export async function costLinesOf(
             job_role: line.jobRole,
             hourly_rate: (member.perDay === null ? line.hourlyRate : hourlyOfDayRate(line.hourlyRate, member.perDay)).toFixed(),
             bill_rate: (member.perDay === null ? line.billRate : hourlyOfDayRate(line.billRate, member.perDay)).toFixed(),
+            day_rate: member.perDay === null ? null : line.hourlyRate.toFixed(),
+            day_bill_rate: member.perDay === null ? null : line.billRate.toFixed(),
             logged_hours: line.loggedHours.toFixed(),
             actual_cost: line.actualCost.toFixed(),
             actual_revenue: line.actualRevenue.toFixed(),

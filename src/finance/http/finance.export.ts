@@ -15,7 +15,8 @@ type Figures = FigureTexts;
 
 /** Figures are exact decimal text, as the project list writes them. */
 export type ExportTree = {
-  project: { id: string; name: string; currency: string };
+  /** rate_unit: an "hour" project when absent. */
+  project: { id: string; name: string; currency: string; rate_unit?: 'hour' | 'day' };
   /** The task whose subtasks are exported (parent_task_id): the starting level's parent. */
   parent: { id: string; name: string } | null;
   rows: { depth: number; row: ExportRow }[];
@@ -58,6 +59,12 @@ const LINE_REVENUE: LineFigure[] = [
   { key: 'bill_rate', header: 'Bill rate', money: true },
   { key: 'actual_revenue', header: 'Actual revenue', money: true },
 ];
+/** In a "day" project only, last: the line's rates per day as entered (R21), the rates above being those / hours_per_day. */
+const LINE_DAY_RATES: { key: 'day_rate' | 'day_bill_rate'; header: string }[] = [
+  { key: 'day_rate', header: 'Day rate' },
+  { key: 'day_bill_rate', header: 'Day bill rate' },
+];
+const dayRatesOf = (project: ExportTree['project']) => (project.rate_unit === 'day' ? LINE_DAY_RATES : []);
 const lineTexts = (line: ExportCostLine) => [line.task_name, line.task_id, line.member_name, line.team_member_id, line.job_role];
 
 /**
@@ -159,13 +166,15 @@ export function toCostLinesCsv(tree: Pick<ExportTree, 'project'>, lines: readonl
     ...LINE_FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`),
     ...LINE_DAYS,
     ...LINE_REVENUE.map((f) => `${f.header} (${tree.project.currency})`),
+    ...dayRatesOf(tree.project).map((f) => `${f.header} (${tree.project.currency})`),
   ];
+  const dayRates = dayRatesOf(tree.project);
   const write = async (out: Writable) => {
     await send(out, line(header));
     for (let start = 0; start < lines.length; start += ROWS_PER_BATCH) {
       let batch = '';
       for (const entry of lines.slice(start, start + ROWS_PER_BATCH)) {
-        batch += line([...lineTexts(entry).map(defused), ...LINE_FIGURES.map((f) => entry[f.key]), entry.first_day, entry.last_day, ...LINE_REVENUE.map((f) => entry[f.key])]);
+        batch += line([...lineTexts(entry).map(defused), ...LINE_FIGURES.map((f) => entry[f.key]), entry.first_day, entry.last_day, ...LINE_REVENUE.map((f) => entry[f.key]), ...dayRates.map((f) => entry[f.key] ?? '')]);
       }
       await send(out, batch);
       await nextTurn();
@@ -209,7 +218,7 @@ export function toXlsx(tree: ExportTree, lines?: readonly ExportCostLine[]): Exp
     total.commit();
     await sheet.commit();
     // With sheet=cost_lines, a second sheet: every exported task's own cost lines, numbers as numbers.
-    if (withLines) await writeCostLines(workbook, lines, moneyFormat, out);
+    if (withLines) await writeCostLines(workbook, lines, moneyFormat, tree.project, out);
     await workbook.commit();
   };
   return { contentType: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', fileName: fileName(tree.project.name, 'xlsx'), write };
@@ -220,21 +229,27 @@ async function writeCostLines(
   workbook: ExcelJS.stream.xlsx.WorkbookWriter,
   lines: readonly ExportCostLine[],
   moneyFormat: string,
+  project: ExportTree['project'],
   out: Writable,
 ): Promise<void> {
   const number = (value: string) => Number(value);
+  const dayRates = dayRatesOf(project);
+  // In a "day" project the rates per hour are shown to their 4 decimals (R21), not as money.
+  const shownRate = `#,##0.0000 "${project.currency}"`;
+  const rateFormat = (f: LineFigure) => (dayRates.length > 0 && (f.key === 'hourly_rate' || f.key === 'bill_rate') ? shownRate : moneyFormat);
   const costs = workbook.addWorksheet('Cost lines', { views: [{ state: 'frozen', ySplit: 1 }] });
   costs.columns = [
     ...LINE_TEXTS.map((header) => ({ header, width: header === 'Task' || header === 'Member' ? 32 : header.endsWith('id') ? 38 : 20 })),
-    ...LINE_FIGURES.map((f) => ({ header: f.header, width: 16, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
+    ...LINE_FIGURES.map((f) => ({ header: f.header, width: 16, style: { numFmt: f.money ? rateFormat(f) : '#,##0.00' } })),
     ...LINE_DAYS.map((header) => ({ header, width: 12 })),
-    ...LINE_REVENUE.map((f) => ({ header: f.header, width: 16, style: { numFmt: moneyFormat } })),
+    ...LINE_REVENUE.map((f) => ({ header: f.header, width: 16, style: { numFmt: rateFormat(f) } })),
+    ...dayRates.map((f) => ({ header: f.header, width: 16, style: { numFmt: moneyFormat } })),
   ];
   costs.getRow(1).font = { bold: true };
   costs.getRow(1).commit();
   for (let i = 0; i < lines.length; i++) {
     const entry = lines[i] as ExportCostLine;
-    costs.addRow([...lineTexts(entry), ...LINE_FIGURES.map((f) => number(entry[f.key])), entry.first_day, entry.last_day, ...LINE_REVENUE.map((f) => number(entry[f.key]))]).commit();
+    costs.addRow([...lineTexts(entry), ...LINE_FIGURES.map((f) => number(entry[f.key])), entry.first_day, entry.last_day, ...LINE_REVENUE.map((f) => number(entry[f.key])), ...dayRates.map((f) => number(entry[f.key] ?? ''))]).commit();
     if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {
       await drained(out);
       await nextTurn();
