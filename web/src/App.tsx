@@ -1,6 +1,9 @@
 import { FormEvent, useCallback, useEffect, useId, useMemo, useState } from 'react';
 import { Api, ApiError, BillableFilter, GroupBy, Project, Session, TaskList, explain, listQuery } from './api';
 import { BreakdownPanel } from './Breakdown';
+import { BudgetSection } from './Budget';
+import { EventsSection } from './Events';
+import { FeedFollower } from './feed';
 import { RateCardSection } from './RateCard';
 import { TaskTable } from './TaskTable';
 
@@ -118,6 +121,9 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
   }, [projectId, filter, groupBy, revision]);
 
   const canEdit = session.role !== 'viewer';
+  // One follower of the team's feed for the session: switching projects reads nothing twice.
+  const feed = useMemo(() => new FeedFollower(api), [api]);
+  const taskNames = useMemo(() => new Map((list?.tasks ?? []).map((t) => [t.id, t.name])), [list]);
   const ids = { project: useId(), filter: useId(), group: useId() };
 
   return (
@@ -161,10 +167,16 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
               <option value="phase">Phase</option>
             </select>
           </div>
+          {projectId && (
+            <button type="button" onClick={() => setRevision((r) => r + 1)} disabled={loading}>
+              Refresh
+            </button>
+          )}
           {projectId && <Exports api={api} projectId={projectId} filter={filter} onError={fail} />}
         </section>
         {error && <p role="alert" className="error">{error}</p>}
         {!projectId && projects && projects.length > 0 && <p className="empty">Choose a project to see its tasks.</p>}
+        {projectId && <BudgetSection key={projectId} api={api} projectId={projectId} revision={revision} onError={fail} />}
         {projectId && loading && !list && <p role="status">Loading tasks…</p>}
         {projectId && list && (
           <TaskTable
@@ -181,7 +193,12 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
             onError={fail}
           />
         )}
-        {projectId && list && <RateCardSection api={api} projectId={projectId} isAdmin={session.role === 'admin'} onSaved={() => setRevision((r) => r + 1)} onError={fail} />}
+        {projectId && list && (
+          <div className="below">
+            <RateCardSection api={api} projectId={projectId} isAdmin={session.role === 'admin'} onSaved={() => setRevision((r) => r + 1)} onError={fail} />
+            <EventsSection api={api} feed={feed} projectId={projectId} currency={list.project.currency} taskNames={taskNames} revision={revision} onError={fail} />
+          </div>
+        )}
       </main>
       {selected && list && (
         <BreakdownPanel

@@ -82,6 +82,26 @@ export type RatePreview = {
   tasks: { id: string; name: string; before: PreviewCosts; after: PreviewCosts }[];
 };
 
+/** GET /api/projects/:id/budget (CONTRACT 9.3): one budget's status; null budget: none set. */
+export type BudgetFigures = { budget: Decimal | null; spent: Decimal; remaining: Decimal | null; percent_used: Decimal | null };
+export type BudgetKind = 'money' | 'hours';
+export type BudgetAlert = { kind: BudgetKind; percent: number; crossed: boolean; crossed_at: string | null };
+export type BudgetStatus = {
+  project_id: string;
+  currency: string;
+  period: { kind: 'total' | 'month'; from: string | null; to: string | null };
+  money: BudgetFigures;
+  hours: BudgetFigures;
+  alerts: BudgetAlert[];
+};
+
+/** One event of the team's feed (GET /api/events); every event's data names its project. */
+export type FeedEvent = { id: string; seq: number; type: string; occurred_at: string; data: Record<string, unknown> };
+export type FeedPage = { events: FeedEvent[]; next_after: number };
+
+/** A project's member as GET /api/projects/:id/members answers it (names for the events' summaries). */
+export type ProjectMember = { team_member_id: string; name: string };
+
 export type BillableFilter = 'all' | 'billable' | 'non-billable';
 export type GroupBy = '' | 'status' | 'priority' | 'phase';
 
