@@ -163,7 +163,10 @@ describeInBrowser('the finance screen in Chromium', () => {
     page.setDefaultTimeout(0);
     page.on('console', (message) => {
       // The 401 (a wrong token) and the 412 are part of the scenario; the browser logs every non-2xx fetch.
-      if (message.type() === 'error' && !/status of (401|412)/.test(message.text())) consoleErrors.push(message.text());
+      if (message.type() !== 'error' || /status of (401|412)/.test(message.text())) return;
+      // A service without the budget route answers it 404 and the screen hides the panel.
+      if (/status of 404/.test(message.text()) && /\/api\/projects\/[^/]+\/budget/.test(message.location().url)) return;
+      consoleErrors.push(message.text());
     });
     page.on('pageerror', (err) => consoleErrors.push(err.message));
   });
@@ -400,6 +403,167 @@ describeInBrowser('the finance screen in Chromium', () => {
       }
     });
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows the budget (bars, thresholds, crossings, a monthly budget\'s months) and the project\'s latest events', async () => {
+    /*
+     * A project of its own with hand-computable figures: one member at $100.00 an hour (since 2020),
+     * a budget of $1,000.00 and 10 hours, alerts at 50, 80 and 100%.
+     */
+    const role = await api<{ id: string }>('/job-roles', { method: 'POST', body: { name: 'Budget checker' } });
+    const member = await api<{ id: string }>('/team-members', { method: 'POST', body: { name: 'Bea Budget' } });
+    const own = await api<TaskList['project']>('/projects', { method: 'POST', body: { name: 'Budget check', currency: 'USD', time_zone: 'UTC' } });
+    await api(`/projects/${own.id}/members/${member.id}`, { method: 'PUT', body: { job_role_id: role.id, effective_from: '2020-01-01' } });
+    await api(`/projects/${own.id}/rate-card`, { method: 'PUT', body: { roles: [{ job_role_id: role.id, hourly_rate: 100 }], effective_from: '2020-01-01' } });
+    const task = await api<{ id: string; name: string }>(`/projects/${own.id}/tasks`, { method: 'POST', body: { name: 'Build the thing', estimated_hours: 20, billable: true, assignee_ids: [member.id] } });
+    await api(`/projects/${own.id}`, { method: 'PATCH', body: { budget: 1000, hours_budget: 10, budget_alerts: [50, 80, 100] } });
+    const log = (hours: number, loggedAt?: string) => api(`/tasks/${task.id}/time-logs`, { method: 'POST', body: { team_member_id: member.id, hours, ...(loggedAt ? { logged_at: loggedAt } : {}) } });
+    await log(6);
+
+    const panel = page.locator('section.budget');
+    const item = (kind: string) => panel.locator(`.budget-item[data-kind="${kind}"]`);
+    const figuresOf = async (kind: string) => (await item(kind).locator('.budget-figures').innerText()).replace(/\s+/g, ' ').trim();
+    const crossedShown = async (kind: string) =>
+      item(kind).locator('li.threshold').evaluateAll((items) => items.map((li) => [Number(li.getAttribute('data-percent')), li.classList.contains('crossed')]));
+    const marksShown = async (kind: string) =>
+      item(kind).locator('.mark[data-percent]').evaluateAll((marks) => marks.map((m) => [Number(m.getAttribute('data-percent')), m.classList.contains('crossed')]));
+    type Status = { period: { kind: string; from: string | null; to: string | null }; alerts: { kind: string; percent: number; crossed: boolean }[] };
+    const status = (month?: string) => api<Status>(`/projects/${own.id}/budget${month ? `?month=${month}` : ''}`);
+    const crossedOf = (s: Status, kind: string) => s.alerts.filter((a) => a.kind === kind).map((a) => [a.percent, a.crossed]);
+
+    type FeedEvent = { id: string; seq: number; type: string; data: Record<string, unknown> };
+    /** The project's latest events as the feed gives them (every page, filtered here), newest first. */
+    const latestEvents = async (): Promise<FeedEvent[]> => {
+      const mine: FeedEvent[] = [];
+      for (let after = 0; ; ) {
+        const feedPage = await api<{ events: FeedEvent[]; next_after: number }>(`/events?after=${after}&limit=1000`);
+        mine.push(...feedPage.events.filter((e) => e.data.project_id === own.id));
+        if (feedPage.events.length < 1000) break;
+        after = feedPage.next_after;
+      }
+      return mine.reverse().slice(0, 10);
+    };
+    /** The events list shows the feed's latest events of the project, newest first, once it caught up. */
+    const expectEventsOfFeed = async () => {
+      const latest = await latestEvents();
+      await page.locator(`.event-list li[data-seq="${(latest[0] as FeedEvent).seq}"]`).waitFor();
+      const shownEvents = await page.locator('.event-list li').evaluateAll((items) => items.map((li) => [Number(li.getAttribute('data-seq')), li.getAttribute('data-type')]));
+      expect(shownEvents).toEqual(latest.map((e) => [e.seq, e.type]));
+      return latest;
+    };
+    const crossingsShown = () => page.locator('.event-list li.crossing .event-summary').allInnerTexts();
+
+    await step('total budget', async () => {
+      await page.reload();
+      await page.getByLabel('Project', { exact: true }).selectOption(own.id);
+      await panel.getByRole('heading', { name: 'Budget (whole project)' }).waitFor();
+      // 6 h at $100.00: $600.00 of $1,000.00 (60%), and 6 of 10 hours (60%): the 50% thresholds crossed.
+      expect(await figuresOf('money')).toBe('$600.00 of $1,000.00 (60%); $400.00 left');
+      expect(await figuresOf('hours')).toBe('6.00 h of 10.00 h (60%); 4.00 h left');
+      expect(await item('money').getByRole('meter').getAttribute('aria-valuenow')).toBe('60');
+      const expectedCrossed = [[50, true], [80, false], [100, false]];
+      expect(crossedOf(await status(), 'money')).toEqual(expectedCrossed);
+      expect(await crossedShown('money')).toEqual(expectedCrossed);
+      expect(await crossedShown('hours')).toEqual(expectedCrossed);
+      expect(await marksShown('money')).toEqual(expectedCrossed);
+      // The marks stand where their percentages are on the bar (a scale of 0 to 100% here), the fill ends at 60%.
+      const bar = (await item('money').locator('.bar').boundingBox()) as Box;
+      for (const percent of [50, 80, 100]) {
+        const mark = (await item('money').locator(`.mark[data-percent="${percent}"]`).boundingBox()) as Box;
+        expect(Math.abs(mark.x + mark.width / 2 - (bar.x + (bar.width * percent) / 100))).toBeLessThanOrEqual(2);
+      }
+      const fill = (await item('money').locator('.fill').boundingBox()) as Box;
+      expect(Math.abs(fill.width - bar.width * 0.6)).toBeLessThanOrEqual(2);
+      const latest = await expectEventsOfFeed();
+      expect(latest.filter((e) => e.type === 'budget.threshold_crossed').map((e) => [e.data.kind, e.data.percent]).sort()).toEqual([['hours', 50], ['money', 50]]);
+      expect((await crossingsShown()).sort()).toEqual(['Hours budget: 50% reached (6.00 h of 10.00 h)', 'Money budget: 50% reached ($600.00 of $1,000.00)']);
+      await page.locator('.event-list li[data-type="time_log.created"]').filter({ hasText: '6.00 h logged by Bea Budget on Build the thing' }).waitFor();
+    });
+
+    await step('a crossing after a write elsewhere, then one the screen makes', async () => {
+      // 3 more hours: $900.00 and 9 hours (90%), the 80% thresholds crossed; Refresh reads everything again.
+      await log(3);
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await item('money').locator('li.threshold.crossed[data-percent="80"]').waitFor();
+      expect(await figuresOf('money')).toBe('$900.00 of $1,000.00 (90%); $100.00 left');
+      expect(await crossedShown('hours')).toEqual([[50, true], [80, true], [100, false]]);
+      expect(await marksShown('money')).toEqual([[50, true], [80, true], [100, false]]);
+      await page.locator('.event-list li.crossing').filter({ hasText: 'Money budget: 80% reached ($900.00 of $1,000.00)' }).waitFor();
+      await expectEventsOfFeed();
+      // A fixed cost of $200.00 saved on the screen: $1,100.00 (110%) of the total budget, over it; the
+      // panel and the events follow the save without a Refresh.
+      await page.getByRole('button', { name: `Edit fixed cost of ${task.name}` }).click();
+      await page.getByLabel(`Fixed cost of ${task.name} (USD)`).fill('200');
+      await page.locator(`tr[data-row-id="${task.id}"] td[data-col="fixed_cost"]`).getByRole('button', { name: 'Save' }).click();
+      await item('money').locator('li.threshold.crossed[data-percent="100"]').waitFor();
+      expect(await figuresOf('money')).toBe('$1,100.00 of $1,000.00 (110%); $100.00 over');
+      expect(await item('money').locator('.fill.over').count()).toBe(1);
+      await page.locator('.event-list li.crossing').filter({ hasText: 'Money budget: 100% reached ($1,100.00 of $1,000.00)' }).waitFor();
+      // The scale grows to hold the 110%: the 100% mark stands at 100/110 of the bar, the fill reaches its end.
+      const bar = (await item('money').locator('.bar').boundingBox()) as Box;
+      const mark = (await item('money').locator('.mark[data-percent="100"]').boundingBox()) as Box;
+      expect(Math.abs(mark.x + mark.width / 2 - (bar.x + (bar.width * 100) / 110))).toBeLessThanOrEqual(2);
+      await expectEventsOfFeed();
+    });
+
+    await step('monthly budget and its months', async () => {
+      // The current month (from the service, in the project's zone, UTC here) holds the 9 hours; 2 hours
+      // in the month before: $200.00 and 2 hours (20%), nothing crossed there. Fixed costs do not count.
+      await api(`/projects/${own.id}`, { method: 'PATCH', body: { budget_period: 'month' } });
+      const current = (await status()).period;
+      expect(current.kind).toBe('month');
+      const thisMonth = (current.from as string).slice(0, 7);
+      const [year, month] = thisMonth.split('-').map(Number) as [number, number];
+      const previousMonth = month === 1 ? `${year - 1}-12` : `${year}-${String(month - 1).padStart(2, '0')}`;
+      await log(2, `${previousMonth}-15T12:00:00Z`);
+      const monthName = (m: string) => new Intl.DateTimeFormat('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' }).format(new Date(`${m}-01T00:00:00Z`));
+
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await panel.getByRole('heading', { name: `Budget, ${monthName(thisMonth)}` }).waitFor();
+      expect(await panel.getByLabel('Month', { exact: true }).inputValue()).toBe(thisMonth);
+      expect(await figuresOf('money')).toBe('$900.00 of $1,000.00 (90%); $100.00 left');
+      expect(await figuresOf('hours')).toBe('9.00 h of 10.00 h (90%); 1.00 h left');
+      expect(await crossedShown('money')).toEqual(crossedOf(await status(), 'money'));
+
+      await panel.getByRole('button', { name: 'Previous month' }).click();
+      await panel.getByRole('heading', { name: `Budget, ${monthName(previousMonth)}` }).waitFor();
+      expect(await figuresOf('money')).toBe('$200.00 of $1,000.00 (20%); $800.00 left');
+      expect(await figuresOf('hours')).toBe('2.00 h of 10.00 h (20%); 8.00 h left');
+      expect(crossedOf(await status(previousMonth), 'money')).toEqual([[50, false], [80, false], [100, false]]);
+      expect(await crossedShown('money')).toEqual([[50, false], [80, false], [100, false]]);
+      expect(await crossedShown('hours')).toEqual([[50, false], [80, false], [100, false]]);
+
+      // Back with the picker itself.
+      await panel.getByLabel('Month', { exact: true }).fill(thisMonth);
+      await panel.getByRole('heading', { name: `Budget, ${monthName(thisMonth)}` }).waitFor();
+      expect(await figuresOf('hours')).toBe('9.00 h of 10.00 h (90%); 1.00 h left');
+      await expectEventsOfFeed();
+    });
+
+    await step('budget at 390 px', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await panel.getByRole('button', { name: 'Next month' }).waitFor();
+      const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
+      expect(overflow).toBeLessThanOrEqual(0);
+      const phone = { x: 0, y: 0, width: 390, height: 844 };
+      await expectInside('the budget panel at 390 px', panel.locator('h2, h3, .budget-figures, .bar, li.threshold, .month-picker, .month-picker input, .month-picker button'), phone);
+      await expectInside('the events at 390 px', page.locator('.event-list li, .event-list li > *'), phone);
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await expectInside('the budget panel at 1280 px', panel.locator('h2, h3, .budget-figures, .bar, li.threshold, .month-picker'), { x: 0, y: 0, width: 1280, height: 900 });
+    });
+
+    await step('no budget route: no panel', async () => {
+      // A service from before budgets answers the route 404: the screen goes on without the panel.
+      await page.route('**/api/projects/*/budget**', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ error: { code: 'NOT_FOUND', message: 'Not found' } }) }));
+      await page.reload();
+      await page.getByLabel('Project', { exact: true }).selectOption(own.id);
+      await page.locator(`tr[data-row-id="${task.id}"]`).waitFor();
+      await page.locator('.event-list li').first().waitFor();
+      expect(await panel.count()).toBe(0);
+      await page.unroute('**/api/projects/*/budget**');
+      await page.getByLabel('Project', { exact: true }).selectOption(project.id);
+      await page.locator('table.tasks tbody tr.task-row').first().waitFor();
+    });
   });
 
   it('works at phone width and signs out; the page logged no errors', async () => {
