@@ -507,36 +507,44 @@ describeInBrowser('the finance screen in Chromium', () => {
     });
 
     await step('monthly budget and its months', async () => {
-      // The current month (from the service, in the project's zone, UTC here) holds the 9 hours; 2 hours
-      // in the month before: $200.00 and 2 hours (20%), nothing crossed there. Fixed costs do not count.
+      // Monthly from now on, months in the project's zone (UTC). Two months of the past, fixed days:
+      // 4 h in September 2025 ($400.00, 40%) and 2 h in October 2025 ($200.00, 20%), nothing crossed
+      // there. The current month is whatever the service says it is: its figures are compared with the API's.
       await api(`/projects/${own.id}`, { method: 'PATCH', body: { budget_period: 'month' } });
-      const current = (await status()).period;
-      expect(current.kind).toBe('month');
-      const thisMonth = (current.from as string).slice(0, 7);
-      const [year, month] = thisMonth.split('-').map(Number) as [number, number];
-      const previousMonth = month === 1 ? `${year - 1}-12` : `${year}-${String(month - 1).padStart(2, '0')}`;
-      await log(2, `${previousMonth}-15T12:00:00Z`);
+      await log(4, '2025-09-10T12:00:00Z');
+      await log(2, '2025-10-15T12:00:00Z');
       const monthName = (m: string) => new Intl.DateTimeFormat('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' }).format(new Date(`${m}-01T00:00:00Z`));
+      type Figures = { budget: number | null; spent: number; remaining: number | null; percent_used: number | null };
+      const current = await api<Status & { money: Figures; hours: Figures }>(`/projects/${own.id}/budget`);
+      expect(current.period.kind).toBe('month');
+      const thisMonth = (current.period.from as string).slice(0, 7);
 
       await page.getByRole('button', { name: 'Refresh' }).click();
       await panel.getByRole('heading', { name: `Budget, ${monthName(thisMonth)}` }).waitFor();
       expect(await panel.getByLabel('Month', { exact: true }).inputValue()).toBe(thisMonth);
-      expect(await figuresOf('money')).toBe('$900.00 of $1,000.00 (90%); $100.00 left');
-      expect(await figuresOf('hours')).toBe('9.00 h of 10.00 h (90%); 1.00 h left');
-      expect(await crossedShown('money')).toEqual(crossedOf(await status(), 'money'));
+      expect(await item('money').locator('[data-figure="spent"]').innerText()).toBe(usd.format(current.money.spent));
+      expect(await item('hours').locator('[data-figure="spent"]').innerText()).toBe(`${hours.format(current.hours.spent)} h`);
+      expect(await crossedShown('money')).toEqual(crossedOf(current, 'money'));
 
-      await panel.getByRole('button', { name: 'Previous month' }).click();
-      await panel.getByRole('heading', { name: `Budget, ${monthName(previousMonth)}` }).waitFor();
+      const nothingCrossed = [[50, false], [80, false], [100, false]];
+      await panel.getByLabel('Month', { exact: true }).fill('2025-10');
+      await panel.getByRole('heading', { name: 'Budget, October 2025' }).waitFor();
       expect(await figuresOf('money')).toBe('$200.00 of $1,000.00 (20%); $800.00 left');
       expect(await figuresOf('hours')).toBe('2.00 h of 10.00 h (20%); 8.00 h left');
-      expect(crossedOf(await status(previousMonth), 'money')).toEqual([[50, false], [80, false], [100, false]]);
-      expect(await crossedShown('money')).toEqual([[50, false], [80, false], [100, false]]);
-      expect(await crossedShown('hours')).toEqual([[50, false], [80, false], [100, false]]);
+      expect(crossedOf(await status('2025-10'), 'money')).toEqual(nothingCrossed);
+      expect(await crossedShown('money')).toEqual(nothingCrossed);
 
-      // Back with the picker itself.
-      await panel.getByLabel('Month', { exact: true }).fill(thisMonth);
-      await panel.getByRole('heading', { name: `Budget, ${monthName(thisMonth)}` }).waitFor();
-      expect(await figuresOf('hours')).toBe('9.00 h of 10.00 h (90%); 1.00 h left');
+      await panel.getByRole('button', { name: 'Previous month' }).click();
+      await panel.getByRole('heading', { name: 'Budget, September 2025' }).waitFor();
+      expect(await panel.getByLabel('Month', { exact: true }).inputValue()).toBe('2025-09');
+      expect(await figuresOf('money')).toBe('$400.00 of $1,000.00 (40%); $600.00 left');
+      expect(await figuresOf('hours')).toBe('4.00 h of 10.00 h (40%); 6.00 h left');
+      expect(await crossedShown('hours')).toEqual(nothingCrossed);
+      expect(Number(await item('money').getByRole('meter').getAttribute('aria-valuenow'))).toBe(40);
+
+      await panel.getByRole('button', { name: 'Next month' }).click();
+      await panel.getByRole('heading', { name: 'Budget, October 2025' }).waitFor();
+      expect(await figuresOf('hours')).toBe('2.00 h of 10.00 h (20%); 8.00 h left');
       await expectEventsOfFeed();
     });
 
