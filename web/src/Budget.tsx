@@ -53,7 +53,9 @@ export function BudgetSection({ api, projectId, revision, onError }: Props) {
   if (absent || !status) return null;
 
   const monthly = status.period.kind === 'month';
-  const shownMonth = month || status.period.from?.slice(0, 7) || '';
+  /** The month whose figures are shown (the heading says it), and the one asked for (the picker), ahead while it loads. */
+  const shownMonth = status.period.from?.slice(0, 7) ?? '';
+  const pickedMonth = month || shownMonth;
   const none = status.money.budget === null && status.hours.budget === null;
 
   return (
@@ -62,12 +64,12 @@ export function BudgetSection({ api, projectId, revision, onError }: Props) {
         <h2 id="budget-title">
           Budget{monthly && shownMonth ? `, ${nameOfMonth(shownMonth)}` : monthly ? ', this month' : ' (whole project)'}
         </h2>
-        {monthly && shownMonth && (
+        {monthly && pickedMonth && (
           <div className="month-picker" role="group" aria-label="Month of the budget">
-            <button type="button" className="small" onClick={() => setMonth(shiftMonth(shownMonth, -1))} aria-label="Previous month">‹</button>
+            <button type="button" className="small" onClick={() => setMonth(shiftMonth(pickedMonth, -1))} aria-label="Previous month">‹</button>
             <label htmlFor={monthId} className="visually-hidden">Month</label>
-            <input id={monthId} type="month" value={shownMonth} onChange={(e) => e.target.value && setMonth(e.target.value)} />
-            <button type="button" className="small" onClick={() => setMonth(shiftMonth(shownMonth, 1))} aria-label="Next month">›</button>
+            <input id={monthId} type="month" value={pickedMonth} onChange={(e) => e.target.value && setMonth(e.target.value)} />
+            <button type="button" className="small" onClick={() => setMonth(shiftMonth(pickedMonth, 1))} aria-label="Next month">›</button>
           </div>
         )}
       </div>
