@@ -16,12 +16,36 @@ const amount = () => decimalNumber({ min: 0, max: MAX_AMOUNT });
 // Checked against the zones the runtime and the database know by the service.
 const timeZone = z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters').describe('IANA time zone, e.g. Europe/Paris');
 
+export const RATE_UNITS = ['hour', 'day'] as const;
+
+const rateUnit = z
+  .enum(RATE_UNITS, { error: 'must be "hour" or "day"' })
+  .describe('What every rate entered in the project (card and overrides) is per (default "hour")');
+
+const hoursPerDay = decimalNumber({ min: 0, max: 24, decimals: 2 })
+  .refine((hours) => hours > 0, 'must be greater than 0')
+  .describe('Hours in a day of a "day" project: > 0, <= 24, at most 2 decimals (default 8)');
+
 export const createProjectBody = z
-  .object({ name: name(200), currency: currency.optional(), budget: amount().nullable().optional(), time_zone: timeZone.optional() })
+  .object({
+    name: name(200),
+    currency: currency.optional(),
+    budget: amount().nullable().optional(),
+    time_zone: timeZone.optional(),
+    rate_unit: rateUnit.optional(),
+    hours_per_day: hoursPerDay.optional(),
+  })
   .strict();
 
 export const updateProjectBody = z
-  .object({ name: name(200).optional(), currency: currency.optional(), budget: amount().nullable().optional(), time_zone: timeZone.optional() })
+  .object({
+    name: name(200).optional(),
+    currency: currency.optional(),
+    budget: amount().nullable().optional(),
+    time_zone: timeZone.optional(),
+    rate_unit: rateUnit.optional().describe('409 while the project has any rate entry (card or member overrides)'),
+    hours_per_day: hoursPerDay.optional().describe('409 while the project has any rate entry (card or member overrides)'),
+  })
   .strict();
 
 const effectiveFrom = () => isoDate().optional().describe('The day the change takes effect (YYYY-MM-DD; default today in the project\'s time zone)');
@@ -29,7 +53,15 @@ const effectiveFrom = () => isoDate().optional().describe('The day the change ta
 export const rateCardBody = z
   .object({
     roles: z
-      .array(z.object({ job_role_id: uuid(), hourly_rate: amount().nullable().describe('null: no rate from that day') }).strict())
+      .array(
+        z
+          .object({
+            job_role_id: uuid(),
+            hourly_rate: amount().nullable().describe('What a unit (hour or day) of the role costs; null: no cost rate from that day'),
+            bill_rate: amount().nullable().optional().describe('What a unit of the role is billed; null: no bill rate from that day; left out: the role keeps the bill rate it has on effective_from'),
+          })
+          .strict(),
+      )
       .max(1000, 'must have at most 1000 entries'),
     effective_from: effectiveFrom(),
   })
@@ -49,6 +81,8 @@ export const projectResponse = z.object({
   currency: z.string(),
   budget: exactDecimal('Budget in the project currency').nullable(),
   time_zone: z.string().describe('IANA time zone: a time log\'s day and "today" are taken in it'),
+  rate_unit: z.enum(RATE_UNITS).describe('What every rate entered in the project is per'),
+  hours_per_day: exactDecimal('Hours in a day of a "day" project'),
   created_at: timestamp(),
   updated_at: timestamp(),
 });
@@ -63,7 +97,8 @@ export const rateCardResponse = z.object({
     z.object({
       job_role_id: id(),
       job_role_name: z.string(),
-      hourly_rate: exactDecimal('Rate per hour'),
+      hourly_rate: exactDecimal('Cost rate per unit (the project\'s rate_unit)').nullable().describe('null: the role has only a bill rate'),
+      bill_rate: exactDecimal('Bill rate per unit (the project\'s rate_unit)').nullable().describe('null: the role has no bill rate'),
       effective_from: date('The day this rate took effect'),
     }),
   ),
@@ -76,7 +111,8 @@ export const rateCardHistoryResponse = z.object({
     z.object({
       job_role_id: id(),
       job_role_name: z.string(),
-      hourly_rate: exactDecimal('Rate per hour').nullable().describe('null: the role has no rate from that day'),
+      hourly_rate: exactDecimal('Cost rate per unit').nullable().describe('null: the role has no cost rate from that day'),
+      bill_rate: exactDecimal('Bill rate per unit').nullable().describe('null: the role has no bill rate from that day'),
       effective_from: date('The day the entry takes effect'),
       written_at: timestamp(),
       written_by: z.string().nullable().describe('Name of the token that wrote it (null for entries older than this history)'),

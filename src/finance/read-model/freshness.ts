@@ -295,12 +295,14 @@ export const stampBindings = (now: string) => ({ now, calculatorVersion: CALCULA
 
 type Stamp = { revision: number; day: string; calculator_version: number };
 
-/** Whether a rate-card entry or a member's role entry takes effect after one of the days and on or before the other. */
+/** Whether a rate-card entry, a member's rate override or a member's role entry takes effect after one of the days and on or before the other. */
 async function ratesChangedBetween(db: Knex, teamId: string, projectId: string, a: string, b: string): Promise<boolean> {
   const between = `effective_from > least(cast(:a as date), cast(:b as date)) and effective_from <= greatest(cast(:a as date), cast(:b as date))`;
   const result = await db.raw(
     `select exists (
        select 1 from project_rate_cards where team_id = :teamId and project_id = :projectId and ${between}
+       union all
+       select 1 from project_member_rates where team_id = :teamId and project_id = :projectId and ${between}
        union all
        select 1 from project_member_roles where team_id = :teamId and project_id = :projectId and ${between}
      ) as changed`,

@@ -12,7 +12,7 @@ import { ListedFigures, ROLLED_FIGURES, figureTexts, listRowJson, ownFigure } fr
  */
 
 /** SQL: a project with the version of its stored figures (findListedProject). */
-const LISTED_PROJECT_SQL = `select p.id, p.name, p.currency, p.budget, p.time_zone, p.created_at, p.updated_at, p.revision, p.reset_revision,
+const LISTED_PROJECT_SQL = `select p.id, p.name, p.currency, p.budget, p.time_zone, p.rate_unit, p.hours_per_day, p.created_at, p.updated_at, p.revision, p.reset_revision,
             case when ${stampCurrentOf('p')} then
               ${figuresVersionOf('p')}
             end as figures_version

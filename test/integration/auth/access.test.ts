@@ -56,6 +56,8 @@ const ROUTES: Route[] = [
   { method: 'post', path: () => `/api/projects/${ids.project}/rate-card/preview`, needs: 'admin', body: () => ({ roles: [{ job_role_id: ids.role, hourly_rate: 5 }] }) },
   { method: 'get', path: () => `/api/projects/${ids.project}/rate-card/history`, needs: 'viewer' },
   { method: 'put', path: () => `/api/projects/${ids.project}/members/${ids.member}`, needs: 'admin', body: () => ({ job_role_id: ids.role }) },
+  { method: 'get', path: () => `/api/projects/${ids.project}/members/${ids.member}/rates`, needs: 'viewer' },
+  { method: 'put', path: () => `/api/projects/${ids.project}/members/${ids.member}/rates`, needs: 'admin', body: () => ({ hourly_rate: null }) },
   { method: 'delete', path: () => `/api/projects/${ids.project}/members/00000000-0000-4000-8000-00000000beef`, needs: 'admin' },
   { method: 'post', path: () => `/api/projects/${ids.project}/tasks`, needs: 'editor', body: () => ({ name: 'T' }) },
   { method: 'get', path: () => `/api/tasks/${ids.task}`, needs: 'viewer' },
