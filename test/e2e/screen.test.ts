@@ -242,6 +242,8 @@ describeInBrowser('the finance screen in Chromium', () => {
       await panel.locator('dl').waitFor();
       const summary = await panel.locator('dd').allInnerTexts();
       const keys = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'];
+      // A service with revenue and margin (section 8) shows them after the costs.
+      if (breakdown.task.actual_revenue !== undefined) keys.push('estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin');
       expect(summary).toEqual(keys.map((k) => shown(k, breakdown.task[k] as number)));
       expect(breakdown.grouped_members.length).toBeGreaterThan(0);
       const groupRows: string[][] = [];
@@ -403,6 +405,133 @@ describeInBrowser('the finance screen in Chromium', () => {
       }
     });
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows revenue and margin (a toggle, margin % in the totals), missing rates, a member\'s rates explained, and an admin\'s own rates after a preview', async () => {
+    /*
+     * A project of its own, by hand: Dev costs $80.00 and bills $120.00 an hour, Ops costs $50.00 and
+     * bills nothing (since 2020). Ann (Dev) is assigned "Build" (billable, 10 h estimated) and "Admin"
+     * (non-billable, 5 h); she logs 4 h on Build and 1 h on Admin; Oscar (Ops) logs 2 h on Build.
+     *   Build: est. cost 10 x 80 = 800.00, est. revenue 10 x 120 = 1,200.00, est. margin 400.00;
+     *          actual cost 4 x 80 + 2 x 50 = 420.00, actual revenue 4 x 120 + 2 x 0 = 480.00, margin 60.00.
+     *   Admin: est. cost 400.00, actual cost 80.00, no revenue: margins -400.00 and -80.00.
+     *   Totals: est. revenue 1,200.00, actual revenue 480.00, est. margin 0.00, actual margin -20.00:
+     *           -20 / 480 = -4.1666...% of revenue, shown "-4.2%".
+     * Oscar has no bill rate on a billable task of a project that bills: Build and the totals say
+     * "missing rates", Build's breakdown warns MISSING_BILL_RATE for him.
+     */
+    const dev = await api<{ id: string }>('/job-roles', { method: 'POST', body: { name: 'Dev (revenue check)' } });
+    const ops = await api<{ id: string }>('/job-roles', { method: 'POST', body: { name: 'Ops (revenue check)' } });
+    const ann = await api<{ id: string }>('/team-members', { method: 'POST', body: { name: 'Ann Revenue' } });
+    const oscar = await api<{ id: string }>('/team-members', { method: 'POST', body: { name: 'Oscar Ops' } });
+    const own = await api<TaskList['project']>('/projects', { method: 'POST', body: { name: 'Revenue check', currency: 'USD', time_zone: 'UTC' } });
+    await api(`/projects/${own.id}/members/${ann.id}`, { method: 'PUT', body: { job_role_id: dev.id, effective_from: '2020-01-01' } });
+    await api(`/projects/${own.id}/members/${oscar.id}`, { method: 'PUT', body: { job_role_id: ops.id, effective_from: '2020-01-01' } });
+    const costsOnly = { effective_from: '2020-01-01', roles: [{ job_role_id: dev.id, hourly_rate: 80 }, { job_role_id: ops.id, hourly_rate: 50 }] };
+    await api(`/projects/${own.id}/rate-card`, { method: 'PUT', body: costsOnly });
+    const build = await api<{ id: string; name: string }>(`/projects/${own.id}/tasks`, { method: 'POST', body: { name: 'Build', estimated_hours: 10, billable: true, assignee_ids: [ann.id] } });
+    const admin = await api<{ id: string; name: string }>(`/projects/${own.id}/tasks`, { method: 'POST', body: { name: 'Admin', estimated_hours: 5, billable: false, assignee_ids: [ann.id] } });
+    const log = (task: string, member: string, hoursLogged: number) =>
+      api(`/tasks/${task}/time-logs`, { method: 'POST', body: { team_member_id: member, hours: hoursLogged, logged_at: '2026-06-01T10:00:00Z' } });
+    await log(build.id, ann.id, 4);
+    await log(admin.id, ann.id, 1);
+    await log(build.id, oscar.id, 2);
+
+    const toggle = page.getByLabel('Revenue and margin');
+    const cell = (row: string, key: string) => page.locator(`tr[data-row-id="${row}"] td[data-col="${key}"]`);
+    const REVENUE = ['estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin'];
+    const rowShown = async (row: string) => Object.fromEntries(await Promise.all(REVENUE.map(async (k) => [k, (await cell(row, k).innerText()).trim()])));
+    const totalsCell = (key: string) => page.locator(`tfoot td[data-col="${key}"]`);
+
+    await step('a project that bills nothing', async () => {
+      await page.reload();
+      await page.getByLabel('Project', { exact: true }).selectOption(own.id);
+      await page.locator(`tr[data-row-id="${build.id}"]`).waitFor();
+      await page.getByText('This project bills nothing').waitFor();
+      expect(await toggle.isChecked()).toBe(false);
+      expect(await page.locator('td[data-col="actual_revenue"]').count()).toBe(0);
+      await toggle.check();
+      await cell(build.id, 'actual_revenue').waitFor();
+      // Nothing billed: no revenue, the margins are minus the costs.
+      expect(await rowShown(build.id)).toEqual({ estimated_revenue: '$0.00', actual_revenue: '$0.00', estimated_margin: '-$800.00', actual_margin: '-$420.00' });
+      expect((await totalsCell('actual_margin').locator('.margin-percent').innerText()).trim()).toBe('no revenue');
+      expect(await page.locator('.missing-rates').count()).toBe(0);
+    });
+
+    await step('revenue, margin and margin %', async () => {
+      await api(`/projects/${own.id}/rate-card`, { method: 'PUT', body: { effective_from: '2020-01-01', roles: [{ job_role_id: dev.id, hourly_rate: 80, bill_rate: 120 }, { job_role_id: ops.id, hourly_rate: 50 }] } });
+      // Read afresh: the project bills now, so the columns are on without touching the toggle.
+      await page.reload();
+      await page.getByLabel('Project', { exact: true }).selectOption(own.id);
+      await cell(build.id, 'actual_revenue').waitFor();
+      expect(await toggle.isChecked()).toBe(true);
+      expect(await page.getByText('This project bills nothing').count()).toBe(0);
+      expect(await rowShown(build.id)).toEqual({ estimated_revenue: '$1,200.00', actual_revenue: '$480.00', estimated_margin: '$400.00', actual_margin: '$60.00' });
+      expect(await rowShown(admin.id)).toEqual({ estimated_revenue: '$0.00', actual_revenue: '$0.00', estimated_margin: '-$400.00', actual_margin: '-$80.00' });
+      const totals = Object.fromEntries(await Promise.all(REVENUE.map(async (k) => [k, (await totalsCell(k).innerText()).split('\n')[0]?.trim()])));
+      expect(totals).toEqual({ estimated_revenue: '$1,200.00', actual_revenue: '$480.00', estimated_margin: '$0.00', actual_margin: '-$20.00' });
+      expect((await totalsCell('actual_margin').locator('.margin-percent').innerText()).trim()).toBe('-4.2% of revenue');
+      // Missing rates: Build (Oscar bills nothing there) and the totals say so, Admin (non-billable) does not.
+      expect(await page.locator(`tr[data-row-id="${build.id}"] .missing-rates`).count()).toBe(1);
+      expect(await page.locator(`tr[data-row-id="${admin.id}"] .missing-rates`).count()).toBe(0);
+      expect(await page.locator('tfoot .missing-rates').count()).toBe(1);
+      // The toggle hides them again.
+      await toggle.uncheck();
+      await cell(build.id, 'actual_revenue').waitFor({ state: 'detached' });
+      await toggle.check();
+      await cell(build.id, 'actual_revenue').waitFor();
+    });
+
+    const panel = page.getByRole('complementary', { name: build.name });
+    const rates = panel.locator('section.member-rates');
+    await step('warnings and a member\'s rates explained', async () => {
+      await page.getByRole('button', { name: `Breakdown of ${build.name}` }).click();
+      await panel.locator('dl').waitFor();
+      const warnings = panel.locator('.warnings li');
+      expect(await warnings.evaluateAll((items) => items.map((li) => [li.getAttribute('data-code'), li.getAttribute('data-member')]))).toEqual([['MISSING_BILL_RATE', oscar.id]]);
+      expect((await warnings.first().innerText()).trim()).toBe('Oscar Ops has no bill rate on some day that counts (billed at 0)');
+      const summary = await panel.locator('dl.summary').first().locator('dd').allInnerTexts();
+      expect(summary.slice(-4)).toEqual(['$1,200.00', '$480.00', '$400.00', '$60.00']);
+      await panel.getByRole('button', { name: 'Rates of Oscar Ops' }).click();
+      await rates.locator('dd[data-rate="bill_rate"]').waitFor();
+      expect((await rates.locator('dd[data-rate="role"]').innerText()).trim()).toBe('Ops (revenue check)');
+      expect((await rates.locator('dd[data-rate="hourly_rate"]').innerText()).trim()).toBe('$50.00 per hour: Ops (revenue check)\'s rate, since 2020-01-01');
+      expect((await rates.locator('dd[data-rate="bill_rate"]').innerText()).trim()).toBe('$0.00 per hour: no rate: counts as 0');
+      await rates.getByText('No own rates: the role\'s rates apply.').waitFor();
+    });
+
+    await step('own rates with a preview', async () => {
+      await rates.getByRole('button', { name: 'Set own rates' }).click();
+      await rates.getByLabel('Bill rate', { exact: true }).fill('90');
+      await rates.getByLabel('Effective from').fill('2020-01-01');
+      await rates.getByRole('button', { name: 'Preview' }).click();
+      const preview = rates.locator('table.rate-preview');
+      await preview.waitFor();
+      const row = async (key: string) => (await preview.locator(`tr[data-rate="${key}"] td`).allInnerTexts()).map((t) => t.trim());
+      expect(await row('hourly_rate')).toEqual(['$50.00 (role)', '$50.00 (role)']);
+      expect(await row('bill_rate')).toEqual(['$0.00 (none)', '$90.00 (member)']);
+      // Nothing written by the preview.
+      type Explanation = { bill_rate: { amount: number; source: string; effective_from: string | null }; overrides: unknown[] };
+      expect((await api<Explanation>(`/projects/${own.id}/members/${oscar.id}/rates`)).overrides).toEqual([]);
+
+      await rates.getByRole('button', { name: 'Save own rates' }).click();
+      await rates.getByRole('status').filter({ hasText: 'Rates of Oscar Ops saved from 2020-01-01 on' }).waitFor();
+      expect((await api<Explanation>(`/projects/${own.id}/members/${oscar.id}/rates`)).bill_rate).toEqual({ amount: 90, source: 'member', effective_from: '2020-01-01' });
+      // Oscar's 2 h now bill 2 x 90 = 180.00: Build earns 660.00 (margin 240.00); the totals 660.00 and
+      // 160.00, 160 / 660 = 24.24...% of revenue; no rate is missing any more.
+      await cell(build.id, 'actual_revenue').filter({ hasText: '$660.00' }).waitFor();
+      expect(await rowShown(build.id)).toEqual({ estimated_revenue: '$1,200.00', actual_revenue: '$660.00', estimated_margin: '$400.00', actual_margin: '$240.00' });
+      await totalsCell('actual_margin').locator('.margin-percent').filter({ hasText: '24.2% of revenue' }).waitFor();
+      expect((await totalsCell('actual_margin').innerText()).split('\n')[0]?.trim()).toBe('$160.00');
+      await page.locator('.missing-rates').first().waitFor({ state: 'detached' });
+      await rates.locator('dd[data-rate="bill_rate"]').filter({ hasText: '$90.00 per hour: the member\'s own rate, since 2020-01-01' }).waitFor();
+      expect((await rates.locator('table.overrides tbody tr').first().locator('th, td').allInnerTexts()).slice(0, 3).map((t) => t.trim())).toEqual(['2020-01-01', 'role\'s', '$90.00']);
+      await panel.locator('.warnings').waitFor({ state: 'detached' });
+      await panel.getByRole('button', { name: 'Close the breakdown' }).click();
+      await panel.waitFor({ state: 'detached' });
+      await page.getByLabel('Project', { exact: true }).selectOption(project.id);
+      await page.locator('table.tasks tbody tr.task-row').first().waitFor();
+    });
   });
 
   it('shows the budget (bars, thresholds, crossings, a monthly budget\'s months) and the project\'s latest events', async () => {
