@@ -11,7 +11,8 @@ import {
 } from '@tanstack/react-table';
 import { FormEvent, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Api, ApiError, BillableFilter, Breakdown, Decimal, Group, GroupBy, ListTask, Sums, TaskList, explain, listQuery } from './api';
-import { formatHours, formatMoney, isNegative, ratioPercent, toNumber } from './format';
+import { formatHours, formatMoney, isNegative, toNumber } from './format';
+import { ratioPercent } from './ratio';
 
 type Line = ({ kind: 'group'; group: Group } | { kind: 'task'; task: ListTask }) & { sub: Line[] };
 
