@@ -13,6 +13,7 @@ import * as listOrderIndexes from './20261127_011_list_order_indexes';
 import * as tokenLifecycle from './20261127_012_token_lifecycle';
 import * as events from './20261127_020_events';
 import * as revenueRates from './20261128_022_revenue_rates';
+import * as budgets from './20261128_023_budgets';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -35,6 +36,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261127_012_token_lifecycle', tokenLifecycle],
   ['20261127_020_events', events],
   ['20261128_022_revenue_rates', revenueRates],
+  ['20261128_023_budgets', budgets],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -59,13 +59,25 @@ export function taskArchivedEvent(task: { id: string; project_id: string }, arch
   return { task_id: task.id, project_id: task.project_id, action: 'archived', changed: ['archived'], archived_tasks: archivedTasks };
 }
 
-type ProjectInputs = { id: string; name: string; currency: string; budget: string | null; time_zone: string; rate_unit: string; hours_per_day: string };
-const PROJECT_FIELDS = ['name', 'currency', 'budget', 'time_zone', 'rate_unit', 'hours_per_day'] as const;
+type ProjectInputs = {
+  id: string;
+  name: string;
+  currency: string;
+  budget: string | null;
+  time_zone: string;
+  rate_unit: string;
+  hours_per_day: string;
+  hours_budget: string | null;
+  budget_period: string;
+  budget_alerts: number[];
+};
+const PROJECT_FIELDS = ['name', 'currency', 'budget', 'time_zone', 'rate_unit', 'hours_per_day', 'hours_budget', 'budget_period', 'budget_alerts'] as const;
 
 /** project.changed for a project created (no `before`) or changed, with the fields that changed (undefined: none did). */
 export function projectChangedEvent(before: ProjectInputs | undefined, after: ProjectInputs) {
   const changed = PROJECT_FIELDS.filter((field) => !before || String(before[field]) !== String(after[field]));
   if (changed.length === 0) return undefined;
+  const decimal = (value: string | null) => (value === null ? null : toDecimal(value));
   return {
     project_id: after.id,
     action: before ? 'updated' : 'created',
@@ -73,10 +85,13 @@ export function projectChangedEvent(before: ProjectInputs | undefined, after: Pr
     project: {
       name: after.name,
       currency: after.currency,
-      budget: after.budget === null ? null : toDecimal(after.budget),
+      budget: decimal(after.budget),
       time_zone: after.time_zone,
       rate_unit: after.rate_unit,
       hours_per_day: toDecimal(after.hours_per_day),
+      hours_budget: decimal(after.hours_budget),
+      budget_period: after.budget_period,
+      budget_alerts: after.budget_alerts,
     },
   };
 }

@@ -24,6 +24,7 @@ import {
   ratePreviewResponse,
   updateProjectBody,
 } from '../projects/projects.schemas';
+import { budgetQuery, budgetResponse } from '../budgets/budgets.schemas';
 import { memberRatesBody, memberRatesResponse, rateExplanationQuery, rateExplanationResponse } from '../projects/member-rates.schemas';
 import { archivedTaskResponse, createTaskBody, taskResponse, updateTaskBody } from '../tasks/tasks.schemas';
 import { createTeamMemberBody, teamMemberResponse, updateTeamMemberBody } from '../team-members/team-members.schemas';
@@ -165,8 +166,21 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
     { id: ann.team_member_id, name: 'Ann', email: 'ann@example.com', avatar_url: null, created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
   ],
   'get /api/projects': [
-    { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, time_zone: 'Europe/Paris', rate_unit: 'hour', hours_per_day: 8, created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
+    { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, time_zone: 'Europe/Paris', rate_unit: 'hour', hours_per_day: 8, hours_budget: 400, budget_period: 'total', budget_alerts: [80, 100], created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
   ],
+  'get /api/projects/{id}/budget': {
+    project_id: summaryExample.project_id,
+    currency: 'USD',
+    period: { kind: 'month', from: '2026-11-01', to: '2026-11-30' },
+    money: { budget: 5000, spent: 4125.5, remaining: 874.5, percent_used: 82.51 },
+    hours: { budget: 40, spent: 31.5, remaining: 8.5, percent_used: 78.75 },
+    alerts: [
+      { kind: 'money', percent: 80, crossed: true, crossed_at: '2026-11-24T16:05:00.000Z' },
+      { kind: 'money', percent: 100, crossed: false, crossed_at: null },
+      { kind: 'hours', percent: 80, crossed: false, crossed_at: null },
+      { kind: 'hours', percent: 100, crossed: false, crossed_at: null },
+    ],
+  },
   'get /api/session': { team: { id: '00000000-0000-4000-8000-000000000001', name: 'Default team' }, role: 'editor', token: { id: EXAMPLE_ID, name: 'finance screen' } },
   'get /api/tokens': [
     { id: EXAMPLE_ID, name: 'ci', role: 'viewer', created_at: '2026-11-20T09:30:00.000Z', revoked_at: null, expires_at: '2027-02-18T09:30:00.000Z', last_used_at: '2026-11-27T14:02:00.000Z' },
@@ -212,7 +226,8 @@ const OPERATIONS: Operation[] = [
   { method: 'post', path: '/api/projects', tag: 'Projects', role: 'editor', summary: 'Create a project', body: createProjectBody, example: { name: 'Website relaunch', currency: 'EUR', budget: 50000, time_zone: 'Europe/Paris' }, ok: { status: 201, schema: projectResponse }, errors: [...write, 409] },
   { method: 'get', path: '/api/projects', tag: 'Projects', role: 'viewer', summary: 'List projects', ok: { status: 200, schema: z.array(projectResponse) }, errors: [400, 401, 403], paged: true },
   { method: 'get', path: '/api/projects/{id}', tag: 'Projects', role: 'viewer', summary: 'Read a project', ok: { status: 200, schema: projectResponse }, errors: read },
-  { method: 'patch', path: '/api/projects/{id}', tag: 'Projects', role: 'editor', summary: 'Change a project (a currency change that strands finer amounts is a 409; a time zone change re-dates every time log; rate_unit and hours_per_day change only while it has no rate entries, else 409)', body: updateProjectBody, example: { budget: 60000 }, ok: { status: 200, schema: projectResponse }, errors: [...write, 409] },
+  { method: 'patch', path: '/api/projects/{id}', tag: 'Projects', role: 'editor', summary: 'Change a project (a currency change that strands finer amounts is a 409; a time zone change re-dates every time log; rate_unit and hours_per_day change only while it has no rate entries, else 409)', body: updateProjectBody, example: { budget: 60000, hours_budget: 500, budget_period: 'month', budget_alerts: [50, 80, 100] }, ok: { status: 200, schema: projectResponse }, errors: [...write, 409] },
+  { method: 'get', path: '/api/projects/{id}/budget', tag: 'Projects', role: 'viewer', summary: 'The project\'s budgets: spent, remaining and percent used in the period (a month of a monthly budget with ?month=YYYY-MM), and which alert thresholds are crossed', query: budgetQuery, ok: { status: 200, schema: budgetResponse }, errors: read },
   { method: 'get', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'viewer', summary: 'The project\'s rates in force on a day (default today in its time zone)', query: rateCardQuery, ok: { status: 200, schema: rateCardResponse }, errors: read },
   { method: 'get', path: '/api/projects/{id}/rate-card/history', tag: 'Projects', role: 'viewer', summary: 'Every rate-card entry, with the day it takes effect and when and by whom it was written', ok: { status: 200, schema: rateCardHistoryResponse }, errors: read, paged: true },
   { method: 'put', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'admin', summary: 'Set the rate card in force from effective_from on (default today): entries dated on or after it are replaced, earlier ones kept', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 95.5, bill_rate: 140 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: rateCardResponse }, errors: write },

@@ -7,6 +7,10 @@ export type ProjectRow = {
   name: string;
   currency: string;
   budget: string | null;
+  /** Hours budget (2 decimals) or null; how budgets count (whole life or month) and their alert percentages (docs/finance-rules.md R28). */
+  hours_budget: string | null;
+  budget_period: 'total' | 'month';
+  budget_alerts: number[];
   /** The IANA time zone a log's day and "today" are taken in (docs/finance-rules.md R16.1). */
   time_zone: string;
   /** What every rate entered in the project is per: 'hour' or 'day' (docs/finance-rules.md R21). */
@@ -25,7 +29,8 @@ export type RateUnit = 'hour' | 'day';
 
 /** A project's columns as ProjectRow holds them. */
 export const PROJECT_COLUMNS = [
-  'id', 'name', 'currency', 'budget', 'time_zone', 'rate_unit', 'hours_per_day', 'created_at', 'updated_at', 'revision', 'reset_revision',
+  'id', 'name', 'currency', 'budget', 'time_zone', 'rate_unit', 'hours_per_day', 'hours_budget', 'budget_period', 'budget_alerts',
+  'created_at', 'updated_at', 'revision', 'reset_revision',
 ];
 
 /** The beginning of time for dated rates and roles: a member's first role counts from it. */
@@ -34,10 +39,16 @@ export const BEGINNING = '1970-01-01';
 export async function insertProject(
   db: Knex,
   teamId: string,
-  fields: { name: string; currency: string; budget: string | null; time_zone: string; rate_unit: RateUnit; hours_per_day: string },
+  fields: { name: string; currency: string; budget: string | null; time_zone: string; rate_unit: RateUnit; hours_per_day: string; hours_budget?: string | null; budget_period?: string; budget_alerts?: number[] },
 ): Promise<ProjectRow> {
-  const [row] = await db('projects').insert({ team_id: teamId, ...fields }).returning(PROJECT_COLUMNS);
+  const [row] = await db('projects').insert({ team_id: teamId, ...alertsAsArray(db, fields) }).returning(PROJECT_COLUMNS);
   return row;
+}
+
+/** Alert percentages as an integer[] literal, the same text for both drivers. */
+function alertsAsArray<T extends { budget_alerts?: number[] }>(db: Knex, fields: T) {
+  if (fields.budget_alerts === undefined) return fields;
+  return { ...fields, budget_alerts: db.raw('cast(? as integer[])', [`{${fields.budget_alerts.join(',')}}`]) };
 }
 
 /** A project of the team, without a lock (writes take it with finance/read-model/freshness.ts's lockProject). */
@@ -67,11 +78,11 @@ export async function updateProject(
   db: Knex,
   teamId: string,
   id: string,
-  fields: Partial<{ name: string; currency: string; budget: string | null; time_zone: string; rate_unit: RateUnit; hours_per_day: string }>,
+  fields: Partial<{ name: string; currency: string; budget: string | null; time_zone: string; rate_unit: RateUnit; hours_per_day: string; hours_budget: string | null; budget_period: string; budget_alerts: number[] }>,
 ): Promise<ProjectRow> {
   const [row] = await db('projects')
     .where({ team_id: teamId, id })
-    .update({ ...fields, updated_at: db.fn.now() })
+    .update({ ...alertsAsArray(db, fields), updated_at: db.fn.now() })
     .returning(PROJECT_COLUMNS);
   return row;
 }

@@ -16,6 +16,27 @@ const amount = () => decimalNumber({ min: 0, max: MAX_AMOUNT });
 // Checked against the zones the runtime and the database know by the service.
 const timeZone = z.string().min(1, 'must not be empty').max(100, 'must be at most 100 characters').describe('IANA time zone, e.g. Europe/Paris');
 
+/** Budgets (docs/finance-rules.md R28): hours, how they count, and the alert percentages. */
+const budgetFields = {
+  hours_budget: decimalNumber({ min: 0, max: MAX_AMOUNT, decimals: 2 }).nullable().optional().describe('Hours budget (2 decimals), or null for none'),
+  budget_period: z
+    .enum(['total', 'month'], { error: 'must be "total" or "month"' })
+    .optional()
+    .describe('"total": the budgets count the project\'s whole life; "month": each month in the project\'s time zone, fixed costs left out'),
+  budget_alerts: z
+    // Items checked as a whole, so that every error names the field itself (budget_alerts), with the item.
+    .array(z.unknown().meta({ type: 'integer', minimum: 1, maximum: 1000 }), { error: 'must be an array of percentages' })
+    .max(100, 'must have at most 100 percentages')
+    .superRefine((alerts, ctx) => {
+      const bad = alerts.findIndex((p) => typeof p !== 'number' || !Number.isInteger(p) || p < 1 || p > 1000);
+      if (bad >= 0) ctx.addIssue({ code: 'custom', message: `must hold whole numbers from 1 to 1000 (item ${bad} is ${JSON.stringify(alerts[bad])})` });
+      else if (new Set(alerts).size !== alerts.length) ctx.addIssue({ code: 'custom', message: 'must not repeat a percentage' });
+    })
+    .transform((alerts) => alerts as number[])
+    .optional()
+    .describe('Whole percentages of each budget, 1 to 1000, distinct (default [80, 100]): spent reaching one records a budget.threshold_crossed event'),
+};
+
 export const RATE_UNITS = ['hour', 'day'] as const;
 
 const rateUnit = z
@@ -34,6 +55,7 @@ export const createProjectBody = z
     time_zone: timeZone.optional(),
     rate_unit: rateUnit.optional(),
     hours_per_day: hoursPerDay.optional(),
+    ...budgetFields,
   })
   .strict();
 
@@ -45,6 +67,7 @@ export const updateProjectBody = z
     time_zone: timeZone.optional(),
     rate_unit: rateUnit.optional().describe('409 while the project has any rate entry (card or member overrides)'),
     hours_per_day: hoursPerDay.optional().describe('409 while the project has any rate entry (card or member overrides)'),
+    ...budgetFields,
   })
   .strict();
 
@@ -80,6 +103,9 @@ export const projectResponse = z.object({
   name: z.string(),
   currency: z.string(),
   budget: exactDecimal('Budget in the project currency').nullable(),
+  hours_budget: exactDecimal('Hours budget').nullable(),
+  budget_period: z.enum(['total', 'month']).describe('How the budgets count: the project\'s whole life, or each month in its time zone'),
+  budget_alerts: z.array(z.number().int()).describe('Alert percentages of each budget, ascending'),
   time_zone: z.string().describe('IANA time zone: a time log\'s day and "today" are taken in it'),
   rate_unit: z.enum(RATE_UNITS).describe('What every rate entered in the project is per'),
   hours_per_day: exactDecimal('Hours in a day of a "day" project'),

@@ -14,6 +14,7 @@ import { memberRoleEvent, projectChangedEvent, rateCardEvent } from '../events/e
 import { recordEvent } from '../events/events.repository';
 import * as repo from './projects.repository';
 import { Invalidation, lockProject, recordMemberChange, recordRateChange, stampNewProject } from '../finance/read-model/freshness';
+import { hasBudget, watchBudgets } from '../finance/read-model/budget-watch';
 import { RateCardBody, createProjectBody, projectMemberBody, updateProjectBody } from './projects.schemas';
 
 const DEFAULT_CURRENCY = 'USD';
@@ -69,10 +70,27 @@ export async function lockProjectForWrite(db: Knex, teamId: string, id: string, 
 }
 
 export function presentProject({ revision: _internal, reset_revision: _reset, ...project }: repo.ProjectRow) {
-  return { ...project, budget: project.budget === null ? null : toDecimal(project.budget), hours_per_day: toDecimal(project.hours_per_day) };
+  return {
+    ...project,
+    budget: project.budget === null ? null : toDecimal(project.budget),
+    hours_per_day: toDecimal(project.hours_per_day),
+    hours_budget: project.hours_budget == null ? null : toDecimal(project.hours_budget),
+  };
 }
 
 const rateOrNull = (rate: string | null) => (rate === null ? null : toDecimal(rate));
+
+/** The budget fields of a body as stored: hours as exact text, alert percentages ascending. */
+function budgetFields(body: { hours_budget?: number | null; budget_period?: 'total' | 'month'; budget_alerts?: number[] }) {
+  return {
+    hours_budget: amountText(body.hours_budget),
+    budget_period: body.budget_period,
+    budget_alerts: body.budget_alerts === undefined ? undefined : [...body.budget_alerts].sort((a, b) => a - b),
+  };
+}
+
+/** Drops undefined fields (knex would write them as defaults on an insert). */
+const defined = <T extends object>(fields: T) => Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
 
 /** The card in force on `date` (default today in the project's zone). */
 async function presentRateCard(db: Knex, teamId: string, project: repo.ProjectRow, date: string = todayIn(project.time_zone)) {
@@ -100,6 +118,7 @@ export async function createProject(db: Knex, teamId: string, body: z.infer<type
         time_zone: timeZone,
         rate_unit: body.rate_unit ?? DEFAULT_RATE_UNIT,
         hours_per_day: toDecimal(body.hours_per_day ?? DEFAULT_HOURS_PER_DAY).toFixed(),
+        ...defined(budgetFields(body)),
       })
       .catch(duplicateName(body.name));
     await stampNewProject(trx, teamId, row);
@@ -142,8 +161,11 @@ export async function updateProject(db: Knex, teamId: string, id: string, body: 
         time_zone: body.time_zone,
         rate_unit: body.rate_unit,
         hours_per_day: body.hours_per_day === undefined ? undefined : toDecimal(body.hours_per_day).toFixed(),
+        ...budgetFields(body),
       })
       .catch(duplicateName(body.name ?? project.name));
+    // A budget or alert change is a write like any other: a threshold spent already reaches counts as crossed.
+    if (hasBudget(project) || hasBudget(updated)) await watchBudgets(trx, teamId, id);
     if (body.time_zone !== undefined && body.time_zone !== project.time_zone) await repo.rebuildDayTotals(trx, teamId, id);
     await recordEvent(trx, teamId, 'project.changed', projectChangedEvent(project, updated));
     return presentProject(updated);

@@ -6,6 +6,7 @@ import { PROJECT_COLUMNS, ProjectRow, findProject } from '../../projects/project
 import { CALCULATOR_VERSION } from '../rules/calculator';
 import { refreshTaskLabor } from './labor';
 import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
+import { hasBudget, watchBudgets } from './budget-watch';
 
 /*
  * How the stored figures stay current (README, "How the figures stay current").
@@ -152,12 +153,14 @@ export async function recordRateChange(db: Knex, teamId: string, projectId: stri
  * ('task-figures': time logs, fixed costs) takes the project's row shared and only marks those tasks,
  * so it updates no row every such write must update; every other write takes the row exclusively and
  * bumps the project's revision (its writes are serialised, and figures stamped with an older revision
- * are known out of date).
+ * are known out of date). On a project with a budget it also takes the budget lock, and the write's
+ * transaction evaluates the budget's thresholds when it commits (budget-watch.ts).
  */
 export async function lockProject(db: Knex, teamId: string, id: string, change: Invalidation): Promise<ProjectRow | undefined> {
   if (change.kind === 'task-figures') {
     const row = await prepared(db('projects').where({ team_id: teamId, id }).forShare().first(PROJECT_COLUMNS), 'lock_project_shared');
     if (row) await recordInvalidation(db, teamId, id, change);
+    if (row && hasBudget(row)) await watchBudgets(db, teamId, id, change.taskIds, row);
     return row;
   }
   const [row] = await prepared(
@@ -171,6 +174,8 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
     change.kind === 'all' ? 'lock_project_for_reset' : 'lock_project_for_write',
   );
   if (row) await recordInvalidation(db, teamId, id, change);
+  // A budgeted project's thresholds are evaluated when the write commits (budget-watch.ts).
+  if (row && hasBudget(row)) await watchBudgets(db, teamId, id);
   return row;
 }
 
@@ -205,7 +210,9 @@ export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string
     ),
     'lock_project_of_task',
   );
-  return result.rows[0];
+  const row: ProjectRow | undefined = result.rows[0];
+  if (row && hasBudget(row)) await watchBudgets(db, teamId, row.id, [taskId], row);
+  return row;
 }
 
 /**

@@ -51,6 +51,7 @@ const ROUTES: Route[] = [
   { method: 'post', path: () => '/api/projects', needs: 'editor', body: () => ({ name: `P ${Math.random()}` }) },
   { method: 'get', path: () => `/api/projects/${ids.project}`, needs: 'viewer' },
   { method: 'patch', path: () => `/api/projects/${ids.project}`, needs: 'editor', body: () => ({}) },
+  { method: 'get', path: () => `/api/projects/${ids.project}/budget`, needs: 'viewer' },
   { method: 'get', path: () => `/api/projects/${ids.project}/rate-card`, needs: 'viewer' },
   { method: 'put', path: () => `/api/projects/${ids.project}/rate-card`, needs: 'admin', body: () => ({ roles: [] }) },
   { method: 'post', path: () => `/api/projects/${ids.project}/rate-card/preview`, needs: 'admin', body: () => ({ roles: [{ job_role_id: ids.role, hourly_rate: 5 }] }) },
