@@ -529,8 +529,22 @@ describeInBrowser('the finance screen in Chromium', () => {
       await rates.locator('dd[data-rate="bill_rate"]').filter({ hasText: '$90.00 per hour: the member\'s own rate, since 2020-01-01' }).waitFor();
       expect((await rates.locator('table.overrides tbody tr').first().locator('th, td').allInnerTexts()).slice(0, 3).map((t) => t.trim())).toEqual(['2020-01-01', 'role\'s', '$90.00']);
       await panel.locator('.warnings').waitFor({ state: 'detached' });
+      // The write is the project's latest event, said in words.
+      await page.locator('.event-list li').first().filter({ hasText: 'Own rates of Oscar Ops from 2020-01-01: cost the role\'s, bill $90.00' }).waitFor();
       await panel.getByRole('button', { name: 'Close the breakdown' }).click();
       await panel.waitFor({ state: 'detached' });
+    });
+
+    await step('revenue at 390 px', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.locator('table.tasks').waitFor();
+      expect(Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'))).toBeLessThanOrEqual(0);
+      expect(await scrollsSideways(page.locator('table.tasks').locator('xpath=..'))).toBe(false);
+      const phone = { x: 0, y: 0, width: 390, height: 844 };
+      for (const key of REVENUE) await expectInside(`${key} at 390 px`, page.locator(`table.tasks td[data-col="${key}"]`), phone);
+      await expectInside('the margin % at 390 px', page.locator('tfoot .margin-percent'), phone);
+      await expectInside('the revenue toggle at 390 px', page.locator('.toggle label'), phone);
+      await page.setViewportSize({ width: 1280, height: 900 });
       await page.getByLabel('Project', { exact: true }).selectOption(project.id);
       await page.locator('table.tasks tbody tr.task-row').first().waitFor();
     });

@@ -106,8 +106,10 @@ function summaryOf(event: FeedEvent, names: Names): string {
       return `Task ${names.task(d.task_id)} changed: ${fields(d.changed)}`;
     case 'rate_card.changed':
       return `Rate card changed from ${String(d.effective_from)}`;
-    case 'member_rates.changed':
-      return `Rates of ${names.member(d.team_member_id)} changed${typeof d.effective_from === 'string' ? ` from ${d.effective_from}` : ''}`;
+    case 'member_rates.changed': {
+      const rate = (value: unknown) => (value === null || value === undefined ? 'the role\'s' : money(value));
+      return `Own rates of ${names.member(d.team_member_id)} from ${String(d.effective_from)}: cost ${rate(d.hourly_rate)}, bill ${rate(d.bill_rate)}`;
+    }
     case 'member_role.changed':
       if (d.removed === true) return `${names.member(d.team_member_id)} removed from the project`;
       return `${names.member(d.team_member_id)} ${d.added === true ? 'added' : 'given another role'} from ${String(d.effective_from)}`;
