@@ -14,6 +14,7 @@ import * as tokenLifecycle from './20261127_012_token_lifecycle';
 import * as events from './20261127_020_events';
 import * as revenueRates from './20261128_022_revenue_rates';
 import * as budgets from './20261128_023_budgets';
+import * as revenueFigures from './20261128_024_revenue_figures';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -37,6 +38,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261127_020_events', events],
   ['20261128_022_revenue_rates', revenueRates],
   ['20261128_023_budgets', budgets],
+  ['20261128_024_revenue_figures', revenueFigures],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

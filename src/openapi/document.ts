@@ -102,50 +102,64 @@ const summaryExample = {
   fixed_cost: 99.99,
   total_estimated_cost: 935.16,
   total_actual_cost: 253.3,
+  // Dev billed at 150/h, QA at 80/h: 501 + 499.5 + 266.4 estimated, 150 + 40 + 48.8 earned.
+  estimated_revenue: 1266.9,
+  actual_revenue: 238.8,
+  estimated_margin: 331.74,
+  actual_margin: -14.5,
+  has_missing_rates: false,
 };
-type Line = { job_role: string; hourly_rate: number; logged_hours: number; actual_cost: number; first_day: string; last_day: string };
-const member = (id: string, name: string, rate: number, est: number, logged: number, estCost: number, actCost: number, lines: Line[]) => ({
+type Line = { job_role: string; hourly_rate: number; bill_rate: number; logged_hours: number; actual_cost: number; actual_revenue: number; first_day: string; last_day: string };
+const member = (id: string, name: string, rates: [number, number], est: number, logged: number, costs: [number, number], revenues: [number, number], lines: Line[]) => ({
   team_member_id: id,
   name,
   avatar_url: null,
-  hourly_rate: rate,
+  hourly_rate: rates[0],
+  bill_rate: rates[1],
   estimated_hours: est,
   logged_hours: logged,
-  estimated_cost: estCost,
-  actual_cost: actCost,
+  estimated_cost: costs[0],
+  actual_cost: costs[1],
+  estimated_revenue: revenues[0],
+  actual_revenue: revenues[1],
+  cost_rate_source: 'role',
+  bill_rate_source: 'role',
   cost_lines: lines,
 });
-const line = (job_role: string, hourly_rate: number, logged_hours: number, actual_cost: number, first_day: string, last_day: string) => ({
+const line = (job_role: string, rates: [number, number], logged_hours: number, amounts: [number, number], first_day: string, last_day: string) => ({
   job_role,
-  hourly_rate,
+  hourly_rate: rates[0],
+  bill_rate: rates[1],
   logged_hours,
-  actual_cost,
+  actual_cost: amounts[0],
+  actual_revenue: amounts[1],
   first_day,
   last_day,
 });
-const ann = member('a0000000-0000-4000-8000-000000000001', 'Ann', 100, 3.34, 1, 334, 100, [line('Dev', 100, 1, 100, '2026-11-20', '2026-11-20')]);
-const ben = member('b0000000-0000-4000-8000-000000000002', 'Ben', 100, 3.33, 0, 333, 0, []);
+const ann = member('a0000000-0000-4000-8000-000000000001', 'Ann', [100, 150], 3.34, 1, [334, 100], [501, 150], [line('Dev', [100, 150], 1, [100, 150], '2026-11-20', '2026-11-20')]);
+const ben = member('b0000000-0000-4000-8000-000000000002', 'Ben', [100, 150], 3.33, 0, [333, 0], [499.5, 0], []);
 // Cy logged 0.5 h at 45/h before the raise to 50.50/h on 2026-11-19, then 0.61 h after it.
-const cy = member('c0000000-0000-4000-8000-000000000003', 'Cy', 50.5, 3.33, 1.11, 168.17, 53.31, [
-  line('QA', 45, 0.5, 22.5, '2026-11-16', '2026-11-18'),
-  line('QA', 50.5, 0.61, 30.81, '2026-11-19', '2026-11-20'),
+const cy = member('c0000000-0000-4000-8000-000000000003', 'Cy', [50.5, 80], 3.33, 1.11, [168.17, 53.31], [266.4, 88.8], [
+  line('QA', [45, 80], 0.5, [22.5, 40], '2026-11-16', '2026-11-18'),
+  line('QA', [50.5, 80], 0.61, [30.81, 48.8], '2026-11-19', '2026-11-20'),
 ]);
 /** Worked examples: 10 h over three assignees (3.34, 3.33, 3.33), Dev at 100/h, QA at 50.50/h (45/h until 2026-11-18). */
 const RESPONSE_EXAMPLES: Record<string, unknown> = {
   'get /api/project-finance/task/{id}/breakdown': {
     task: summaryExample,
     grouped_members: [
-      { jobRole: 'Dev', estimated_hours: 6.67, logged_hours: 1, estimated_cost: 667, actual_cost: 100, members: [ann, ben] },
-      { jobRole: 'QA', estimated_hours: 3.33, logged_hours: 1.11, estimated_cost: 168.17, actual_cost: 53.31, members: [cy] },
+      { jobRole: 'Dev', estimated_hours: 6.67, logged_hours: 1, estimated_cost: 667, actual_cost: 100, estimated_revenue: 1000.5, actual_revenue: 150, members: [ann, ben] },
+      { jobRole: 'QA', estimated_hours: 3.33, logged_hours: 1.11, estimated_cost: 168.17, actual_cost: 53.31, estimated_revenue: 266.4, actual_revenue: 88.8, members: [cy] },
     ],
     members: [
       { ...ann, job_title_name: 'Dev' },
       { ...ben, job_title_name: 'Dev' },
       { ...cy, job_title_name: 'QA' },
     ],
+    warnings: [],
   },
   'get /api/project-finance/project/{project_id}/tasks': {
-    project: { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000 },
+    project: { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, rate_unit: 'hour', hours_per_day: 8 },
     tasks: [
       {
         ...summaryExample,
@@ -158,7 +172,21 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
         assignees: [ann, ben, cy].map((m, i) => ({ team_member_id: m.team_member_id, name: m.name, avatar_url: null, job_title_name: i < 2 ? 'Dev' : 'QA', hourly_rate: m.hourly_rate })),
       },
     ],
-    totals: { estimated_hours: 10, logged_hours: 2.11, estimated_labor_cost: 835.17, actual_labor_cost: 153.31, fixed_cost: 99.99, total_estimated_cost: 935.16, total_actual_cost: 253.3, variance: 681.86 },
+    totals: {
+      estimated_hours: 10,
+      logged_hours: 2.11,
+      estimated_labor_cost: 835.17,
+      actual_labor_cost: 153.31,
+      fixed_cost: 99.99,
+      total_estimated_cost: 935.16,
+      total_actual_cost: 253.3,
+      variance: 681.86,
+      estimated_revenue: 1266.9,
+      actual_revenue: 238.8,
+      estimated_margin: 331.74,
+      actual_margin: -14.5,
+      has_missing_rates: false,
+    },
   },
   'put /api/project-finance/task/{task_id}/fixed-cost': summaryExample,
   'get /api/job-roles': [{ id: EXAMPLE_ID, name: 'Engineer', created_at: '2026-11-20T09:30:00.000Z' }],

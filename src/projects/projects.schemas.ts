@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { decimalNumber, isoDate, name, uuid } from '../http/validate';
 import { exactDecimal, id, timestamp } from '../openapi/common';
-import { LABOR_COST_FIGURES, SUMMARY_FIGURES } from '../finance/rules/figures';
+import { AMOUNT_FIGURES, LABOR_COST_FIGURES } from '../finance/rules/figures';
 import { figureFields } from '../finance/http/figure-schemas';
 
 export const MAX_AMOUNT = 1_000_000_000;
@@ -157,7 +157,7 @@ export const projectMemberResponse = z.object({
     .describe('The member\'s roles in the project by the day each takes effect; the first (dated 1970-01-01) counts from the beginning of time'),
 });
 
-const projectTotals = z.object(figureFields(SUMMARY_FIGURES, 'Sum'));
+const projectTotals = z.object(figureFields(AMOUNT_FIGURES, 'Sum'));
 const taskCosts = z.object(figureFields(LABOR_COST_FIGURES, 'The task\'s own'));
 
 export const ratePreviewResponse = z.object({

@@ -203,8 +203,9 @@ type RateEntry = repo.RateEntryRow;
  */
 function ratesFrom(entries: readonly RateEntry[], role: string, from: string): string {
   const own = entries.filter((entry) => entry.job_role_id === role);
-  const rateOf = (entry: RateEntry | undefined) =>
-    `${toDecimal(entry?.hourly_rate ?? 0).toFixed()}/${toDecimal(entry?.bill_rate ?? 0).toFixed()}`;
+  // None and 0 cost alike, but only none is a missing rate (docs/finance-rules.md R25): told apart.
+  const rate = (value: string | null | undefined) => (value === null || value === undefined ? 'none' : toDecimal(value).toFixed());
+  const rateOf = (entry: RateEntry | undefined) => `${rate(entry?.hourly_rate)}/${rate(entry?.bill_rate)}`;
   const steps: [string, string][] = [[from, rateOf(own.filter((entry) => entry.effective_from <= from).at(-1))]];
   for (const entry of own.filter((e) => e.effective_from > from)) {
     const rate = rateOf(entry);

@@ -6,6 +6,7 @@ import { PROJECT_COLUMNS, ProjectRow, findProject } from '../../projects/project
 import { CALCULATOR_VERSION } from '../rules/calculator';
 import { refreshTaskLabor } from './labor';
 import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
+import { PRICING } from '../inputs/scope';
 import { hasBudget, watchBudgets } from './budget-watch';
 
 /*
@@ -300,7 +301,7 @@ export const figuresVersionOf = (alias: string) =>
 /** The bindings FIGURES_CURRENT needs besides :teamId and :projectId. */
 export const stampBindings = (now: string) => ({ now, calculatorVersion: CALCULATOR_VERSION });
 
-type Stamp = { revision: number; day: string; calculator_version: number };
+type Stamp = { revision: number; day: string; calculator_version: number; pricing: string | null };
 
 /** Whether a rate-card entry, a member's rate override or a member's role entry takes effect after one of the days and on or before the other. */
 async function ratesChangedBetween(db: Knex, teamId: string, projectId: string, a: string, b: string): Promise<boolean> {
@@ -318,9 +319,21 @@ async function ratesChangedBetween(db: Knex, teamId: string, projectId: string, 
   return Boolean(result.rows[0]?.changed);
 }
 
+/**
+ * How the project prices every task (docs/finance-rules.md R21, R25), as the stamp keeps it: its hours of
+ * a day when its rates are per day, and whether it has a bill rate entry (only then is a missing bill
+ * rate said, on every billable task). Either changes figures or breakdown parts of tasks no mark names.
+ */
+async function pricingOf(db: Knex, teamId: string, projectId: string): Promise<string> {
+  const result = await db.raw(PRICING, { teamId, projectId });
+  const row = result.rows[0] as { per_day: string | null; bills: boolean } | undefined;
+  return `${row?.per_day ?? 'hour'}|${row?.bills ? 'bills' : 'no bills'}`;
+}
+
 /** Whether every task must be recomputed rather than the marked ones. */
-async function needsFullRefresh(db: Knex, project: ProjectRow, stamp: Stamp | undefined, today: string, teamId: string): Promise<boolean> {
+async function needsFullRefresh(db: Knex, project: ProjectRow, stamp: Stamp | undefined, today: string, teamId: string, pricing: string): Promise<boolean> {
   if (!stamp || stamp.calculator_version !== CALCULATOR_VERSION) return true;
+  if (stamp.pricing !== pricing) return true;
   if (Number(stamp.revision) < Number(project.reset_revision)) return true;
   return stamp.day !== today && (await ratesChangedBetween(db, teamId, project.id, stamp.day, today));
 }
@@ -385,7 +398,7 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
   const today = await projectToday(trx, teamId, projectId, now);
   const stamp: Stamp | undefined = await trx('project_figures')
     .where({ team_id: teamId, project_id: projectId })
-    .first('revision', 'day', 'calculator_version');
+    .first('revision', 'day', 'calculator_version', 'pricing');
   const revision = Number(project.revision);
   // The marks first: every mark read has its write's changes committed, so the recomputation below sees them.
   const marks = await readMarks(trx, teamId, projectId);
@@ -393,7 +406,8 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
   const stampCurrent = stamp && Number(stamp.revision) === revision && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION;
   if (stampCurrent && marks.length === 0 && inputMarks.length === 0) return false;
   let partsLeft: boolean;
-  if (await needsFullRefresh(trx, project, stamp, today, teamId)) {
+  const pricing = await pricingOf(trx, teamId, projectId);
+  if (await needsFullRefresh(trx, project, stamp, today, teamId, pricing)) {
     partsLeft = await refreshTaskLabor(trx, teamId, project, 'all', now);
   } else {
     // Worked out only now, after the marks were read: what the changed inputs touch as they are now.
@@ -412,12 +426,13 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
   await removeMarks(trx, 'stale_tasks', teamId, projectId, marks);
   await removeMarks(trx, 'stale_inputs', teamId, projectId, inputMarks);
   await trx('project_figures')
-    .insert({ team_id: teamId, project_id: projectId, revision, day: today, calculator_version: CALCULATOR_VERSION, generation: 1 })
+    .insert({ team_id: teamId, project_id: projectId, revision, day: today, calculator_version: CALCULATOR_VERSION, pricing, generation: 1 })
     .onConflict(['team_id', 'project_id'])
     .merge({
       revision,
       day: today,
       calculator_version: CALCULATOR_VERSION,
+      pricing,
       generation: trx.raw('project_figures.generation + 1'),
     });
   return partsLeft;

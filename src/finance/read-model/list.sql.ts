@@ -18,6 +18,9 @@ const LISTED_PROJECT_SQL = `select p.id, p.name, p.currency, p.budget, p.time_zo
             end as figures_version
      from projects p where p.team_id = :teamId and p.id = :projectId`;
 
+/** A project as a list shows it (with how it prices: docs/finance-rules.md R21). */
+export type ListedProject = ProjectRow;
+
 /**
  * A project with the version of its stored figures the list cache keys on: its revision and the
  * stamp's generation while its figures are current at `now` (freshness.ts), else null (a list read now
@@ -28,7 +31,7 @@ export async function findListedProject(
   teamId: string,
   projectId: string,
   now: string,
-): Promise<(ProjectRow & { figures_version: string | null }) | undefined> {
+): Promise<(ListedProject & { figures_version: string | null }) | undefined> {
   const statement = db.raw(
     LISTED_PROJECT_SQL,
     { teamId, projectId, ...stampBindings(now) },

@@ -504,7 +504,7 @@ describe('rule 4: rate_unit and hours_per_day', () => {
   it('default to "hour" and 8, take 24 and 0.01 and 7.5, and are answered on create, GET and PATCH', async () => {
     const plain = (await h.api.post('/api/projects', { name: unique('Plain') }).expect(201)).body.body;
     expect(plain).toMatchObject({ rate_unit: 'hour', hours_per_day: 8 });
-    expect(Object.keys(plain).sort()).toEqual(['budget', 'created_at', 'currency', 'hours_per_day', 'id', 'name', 'rate_unit', 'time_zone', 'updated_at']);
+    expect(Object.keys(plain).sort()).toEqual(['budget', 'budget_alerts', 'budget_period', 'created_at', 'currency', 'hours_budget', 'hours_per_day', 'id', 'name', 'rate_unit', 'time_zone', 'updated_at']);
     for (const hours of [24, 0.01, 7.5, 7.25]) {
       const created = (await h.api.post('/api/projects', { name: unique('Days'), rate_unit: 'day', hours_per_day: hours }).expect(201)).body.body;
       expect(created).toMatchObject({ rate_unit: 'day', hours_per_day: hours });
