@@ -82,7 +82,7 @@ export function MemberRates({ api, projectId, member, currency, isAdmin, revisio
 
   const failed = (err: unknown) => setMessage({ error: true, text: explain(err), field: err instanceof ApiError ? err.details[0]?.path : undefined });
 
-  // The rates on the day the change takes effect, as they are and as they would be (rule 3 of section 8:
+  // The rates on the day the change takes effect, as they are and as they would be (R22 of docs/finance-rules.md:
   // each rate on its own, the member's own entry, else its role's in the card, else none). Nothing is written.
   const dryRun = async () => {
     if (!draft) return;

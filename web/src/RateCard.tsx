@@ -78,7 +78,7 @@ export function RateCardSection({ api, projectId, isAdmin, onSaved, onError }: P
   };
 
   const money = (value: RateCard['roles'][number]['hourly_rate']) => (value === null ? '—' : formatMoney(value, card.currency));
-  // Bill rates (CONTRACT section 8) show when the service has them; the editor changes cost rates only (a PUT without bill_rate keeps them).
+  // Bill rates show when the service has them; the editor changes cost rates only (a PUT without bill_rate keeps them).
   const withBillRates = card.roles.some((r) => r.bill_rate !== undefined && r.bill_rate !== null);
 
   return (

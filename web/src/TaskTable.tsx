@@ -47,7 +47,7 @@ const FIGURES: FigureColumn[] = [
   { key: 'variance', header: 'Variance', kind: 'money' },
 ];
 
-/** Revenue and margin (CONTRACT section 8), after the costs; shown by the toggle. */
+/** Revenue and margin (docs/finance-rules.md), after the costs; shown by the toggle. */
 const REVENUE_FIGURES: FigureColumn[] = [
   { key: 'estimated_revenue', header: 'Est. revenue', kind: 'money' },
   { key: 'actual_revenue', header: 'Actual revenue', kind: 'money' },

@@ -12,7 +12,7 @@ export type Role = 'viewer' | 'editor' | 'admin';
 export type Session = { team: { id: string; name: string }; role: Role; token: { id: string; name: string } };
 export type Project = { id: string; name: string; currency: string; budget: Decimal | null; rate_unit?: 'hour' | 'day'; hours_per_day?: Decimal };
 
-/** Revenue and margin (CONTRACT section 8): absent from a service without them, so optional here. */
+/** Revenue and margin (docs/api.md): absent from a service without them, so optional here. */
 export type RevenueFigures = {
   estimated_revenue?: Decimal;
   actual_revenue?: Decimal;
@@ -93,7 +93,7 @@ export type RateCard = {
 };
 export type RateCardHistory = { entries: { bill_rate?: Decimal | null }[] };
 
-/** GET /api/projects/:id/members/:team_member_id/rates (CONTRACT 8.9): a member's rates on a day, and why. */
+/** GET /api/projects/:id/members/:team_member_id/rates (docs/api.md): a member's rates on a day, and why. */
 export type ResolvedRate = { amount: Decimal; source: RateSource; effective_from: string | null };
 export type MemberRateEntry = { hourly_rate: Decimal | null; bill_rate: Decimal | null; effective_from: string; written_at: string; written_by: string | null };
 export type RateExplanation = {
@@ -118,7 +118,7 @@ export type RatePreview = {
   tasks: { id: string; name: string; before: PreviewCosts; after: PreviewCosts }[];
 };
 
-/** GET /api/projects/:id/budget (CONTRACT 9.3): one budget's status; null budget: none set. */
+/** GET /api/projects/:id/budget (docs/api.md): one budget's status; null budget: none set. */
 export type BudgetFigures = { budget: Decimal | null; spent: Decimal; remaining: Decimal | null; percent_used: Decimal | null };
 export type BudgetKind = 'money' | 'hours';
 export type BudgetAlert = { kind: BudgetKind; percent: number; crossed: boolean; crossed_at: string | null };
