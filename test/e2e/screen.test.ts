@@ -535,6 +535,26 @@ describeInBrowser('the finance screen in Chromium', () => {
       await panel.waitFor({ state: 'detached' });
     });
 
+    await step('a viewer reads the rates and cannot set them', async () => {
+      const viewer = await api<{ token: string }>('/tokens', { method: 'POST', body: { name: 'screen viewer', role: 'viewer' } });
+      const other = await context.newPage();
+      try {
+        await other.goto(`${service.baseUrl}/`);
+        await other.getByLabel('API token').fill(viewer.token);
+        await other.getByRole('button', { name: 'Sign in' }).click();
+        await other.getByTestId('role').filter({ hasText: 'viewer' }).waitFor();
+        await other.getByLabel('Project', { exact: true }).selectOption(own.id);
+        await other.getByRole('button', { name: `Breakdown of ${build.name}` }).click();
+        await other.getByRole('button', { name: 'Rates of Oscar Ops' }).click();
+        const viewerRates = other.getByRole('complementary', { name: build.name }).locator('section.member-rates');
+        await viewerRates.locator('dd[data-rate="bill_rate"]').filter({ hasText: '$90.00 per hour: the member\'s own rate' }).waitFor();
+        await viewerRates.getByText('Only admins set a member\'s own rates.').waitFor();
+        expect(await viewerRates.getByRole('button', { name: 'Set own rates' }).count()).toBe(0);
+      } finally {
+        await other.close();
+      }
+    });
+
     await step('revenue at 390 px', async () => {
       await page.setViewportSize({ width: 390, height: 844 });
       await page.locator('table.tasks').waitFor();
