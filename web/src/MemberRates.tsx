@@ -143,7 +143,7 @@ export function MemberRates({ api, projectId, member, currency, isAdmin, revisio
             <dt>Role</dt>
             <dd data-rate="role">{explanation.job_role?.name ?? 'none'}</dd>
             {RATES.map(({ key, label }) => (
-              <FragmentRate key={key} label={label} rate={explanation[key]} rateKey={key} unit={unit} money={money} role={explanation.job_role?.name ?? null} />
+              <ResolvedRateItem key={key} label={label} rate={explanation[key]} rateKey={key} unit={unit} money={money} role={explanation.job_role?.name ?? null} />
             ))}
           </dl>
           {explanation.overrides.length > 0 ? (
@@ -243,7 +243,7 @@ const sameRate = (a: ResolvedRate, b: ResolvedRate) => a.source === b.source && 
 
 const SOURCES = { member: 'the member\'s own rate', role: 'the role\'s rate', none: 'no rate: counts as 0' } as const;
 
-function FragmentRate({ label, rate, rateKey, unit, money, role }: { label: string; rate: ResolvedRate; rateKey: RateKey; unit: string; money: (v: Decimal) => string; role: string | null }) {
+function ResolvedRateItem({ label, rate, rateKey, unit, money, role }: { label: string; rate: ResolvedRate; rateKey: RateKey; unit: string; money: (v: Decimal) => string; role: string | null }) {
   const why = rate.source === 'role' && role ? `${role}'s rate` : SOURCES[rate.source];
   return (
     <>
