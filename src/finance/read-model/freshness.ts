@@ -27,6 +27,7 @@ import { hasBudget, watchBudgets } from './budget-watch';
  * matches and no mark is left. Every read checks that in the statement that reads the figures
  * (FIGURES_CURRENT), so the check and the figures come from one snapshot. A read that finds them out
  * of date calls bringCurrent, then reads again; a breakdown computes its one task on the fly instead.
+ * Behind the writes, drainer.ts brings marked tasks current a bounded batch at a time (drainMarks).
  *
  * bringCurrent runs once per project at a time: concurrent requests of one instance share it, and
  * instances queue on a transaction-scoped advisory lock, then find the stamp current. It never blocks
@@ -531,6 +532,51 @@ export async function readCurrent<T>(db: Knex, teamId: string, projectId: string
   }));
   refreshListeners.get(db)?.(teamId, projectId, partsLeft);
   return value;
+}
+
+/** What a drain step did: another refresh held the lock; the stamp is out of date (bringCurrent); or drained. */
+export type DrainStep = { kind: 'busy' } | { kind: 'whole' } | { kind: 'drained'; tasks: number; more: boolean };
+
+/** SQL: every mark of the tasks named by the project's `:limit` oldest marks. */
+const OLDEST_MARKED_TASKS = `select s.seq::text as seq, s.task_id from stale_tasks s
+  where s.team_id = :teamId and s.project_id = :projectId and s.task_id in (
+    select f.task_id from stale_tasks f where f.team_id = :teamId and f.project_id = :projectId order by f.seq limit :limit)`;
+
+/**
+ * One bounded step of the background drain (drainer.ts): while the project's stamp is current and no
+ * input is marked (marks of some tasks only: time logs, fixed costs), recomputes the tasks named by its
+ * `limit` oldest marks (at most `limit` tasks, so their breakdown parts are stored too), removes exactly
+ * the marks it read and bumps the generation. It is a refresh that read fewer marks: those it did not
+ * read stay, so their tasks, and the project's lists, stay out of date until a later step. It takes the
+ * refresh lock without waiting ('busy' when another refresh holds it): one drain or refresh of a
+ * project at a time, on every instance, and no connection held waiting. `more` says that it read a
+ * full batch (at least `limit` marks) and marks are left: a backlog, to go on with at once.
+ */
+export async function drainMarks(db: Knex, teamId: string, projectId: string, limit: number, now: string = nowIso()): Promise<DrainStep> {
+  let partsLeft = false;
+  const step = await retryingConflicts(() => db.transaction(async (trx): Promise<DrainStep> => {
+    const locked = await trx.raw('select pg_try_advisory_xact_lock(hashtext(?), hashtext(?)) as locked', [teamId, projectId]);
+    if (!locked.rows[0]?.locked) return { kind: 'busy' };
+    const project = await findProject(trx, teamId, projectId);
+    if (!project) return { kind: 'drained', tasks: 0, more: false };
+    const today = await projectToday(trx, teamId, projectId, now);
+    const stamp: Stamp | undefined = await trx('project_figures')
+      .where({ team_id: teamId, project_id: projectId })
+      .first('revision', 'day', 'calculator_version');
+    const stampCurrent = stamp && Number(stamp.revision) === Number(project.revision) && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION;
+    if (!stampCurrent || (await readInputMarks(trx, teamId, projectId)).length > 0) return { kind: 'whole' };
+    const marks: { seq: string; task_id: string }[] = (await trx.raw(OLDEST_MARKED_TASKS, { teamId, projectId, limit })).rows;
+    if (marks.length === 0) return { kind: 'drained', tasks: 0, more: false };
+    const taskIds = [...new Set(marks.map((mark) => mark.task_id))];
+    partsLeft = await refreshTaskLabor(trx, teamId, project, taskIds, now);
+    await removeMarks(trx, 'stale_tasks', teamId, projectId, marks);
+    await trx('project_figures').where({ team_id: teamId, project_id: projectId }).update({ generation: trx.raw('generation + 1') });
+    if (marks.length < limit) return { kind: 'drained', tasks: taskIds.length, more: false };
+    const left = await trx.raw('select exists (select 1 from stale_tasks where team_id = ? and project_id = ?) as more', [teamId, projectId]);
+    return { kind: 'drained', tasks: taskIds.length, more: Boolean(left.rows[0]?.more) };
+  }));
+  if (step.kind === 'drained' && step.tasks > 0) refreshListeners.get(db)?.(teamId, projectId, partsLeft);
+  return step;
 }
 
 /**
