@@ -163,7 +163,10 @@ describeInBrowser('the finance screen in Chromium', () => {
     page.setDefaultTimeout(0);
     page.on('console', (message) => {
       // The 401 (a wrong token) and the 412 are part of the scenario; the browser logs every non-2xx fetch.
-      if (message.type() === 'error' && !/status of (401|412)/.test(message.text())) consoleErrors.push(message.text());
+      if (message.type() !== 'error' || /status of (401|412)/.test(message.text())) return;
+      // A service without the budget route answers it 404 and the screen hides the panel.
+      if (/status of 404/.test(message.text()) && /\/api\/projects\/[^/]+\/budget/.test(message.location().url)) return;
+      consoleErrors.push(message.text());
     });
     page.on('pageerror', (err) => consoleErrors.push(err.message));
   });
@@ -239,6 +242,8 @@ describeInBrowser('the finance screen in Chromium', () => {
       await panel.locator('dl').waitFor();
       const summary = await panel.locator('dd').allInnerTexts();
       const keys = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'];
+      // A service with revenue and margin (section 8) shows them after the costs.
+      if (breakdown.task.actual_revenue !== undefined) keys.push('estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin');
       expect(summary).toEqual(keys.map((k) => shown(k, breakdown.task[k] as number)));
       expect(breakdown.grouped_members.length).toBeGreaterThan(0);
       const groupRows: string[][] = [];
@@ -400,6 +405,338 @@ describeInBrowser('the finance screen in Chromium', () => {
       }
     });
     fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('shows revenue and margin (a toggle, margin % in the totals), missing rates, a member\'s rates explained, and an admin\'s own rates after a preview', async () => {
+    /*
+     * A project of its own, by hand: Dev costs $80.00 and bills $120.00 an hour, Ops costs $50.00 and
+     * bills nothing (since 2020). Ann (Dev) is assigned "Build" (billable, 10 h estimated) and "Admin"
+     * (non-billable, 5 h); she logs 4 h on Build and 1 h on Admin; Oscar (Ops) logs 2 h on Build.
+     *   Build: est. cost 10 x 80 = 800.00, est. revenue 10 x 120 = 1,200.00, est. margin 400.00;
+     *          actual cost 4 x 80 + 2 x 50 = 420.00, actual revenue 4 x 120 + 2 x 0 = 480.00, margin 60.00.
+     *   Admin: est. cost 400.00, actual cost 80.00, no revenue: margins -400.00 and -80.00.
+     *   Totals: est. revenue 1,200.00, actual revenue 480.00, est. margin 0.00, actual margin -20.00:
+     *           -20 / 480 = -4.1666...% of revenue, shown "-4.2%".
+     * Oscar has no bill rate on a billable task of a project that bills: Build and the totals say
+     * "missing rates", Build's breakdown warns MISSING_BILL_RATE for him.
+     */
+    // A service without the figures of section 8 fails here, at once, rather than waiting for cells that never come.
+    expect(Object.keys((await list()).totals)).toEqual(expect.arrayContaining(['estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin', 'has_missing_rates']));
+    const dev = await api<{ id: string }>('/job-roles', { method: 'POST', body: { name: 'Dev (revenue check)' } });
+    const ops = await api<{ id: string }>('/job-roles', { method: 'POST', body: { name: 'Ops (revenue check)' } });
+    const ann = await api<{ id: string }>('/team-members', { method: 'POST', body: { name: 'Ann Revenue' } });
+    const oscar = await api<{ id: string }>('/team-members', { method: 'POST', body: { name: 'Oscar Ops' } });
+    const own = await api<TaskList['project']>('/projects', { method: 'POST', body: { name: 'Revenue check', currency: 'USD', time_zone: 'UTC' } });
+    await api(`/projects/${own.id}/members/${ann.id}`, { method: 'PUT', body: { job_role_id: dev.id, effective_from: '2020-01-01' } });
+    await api(`/projects/${own.id}/members/${oscar.id}`, { method: 'PUT', body: { job_role_id: ops.id, effective_from: '2020-01-01' } });
+    const costsOnly = { effective_from: '2020-01-01', roles: [{ job_role_id: dev.id, hourly_rate: 80 }, { job_role_id: ops.id, hourly_rate: 50 }] };
+    await api(`/projects/${own.id}/rate-card`, { method: 'PUT', body: costsOnly });
+    const build = await api<{ id: string; name: string }>(`/projects/${own.id}/tasks`, { method: 'POST', body: { name: 'Build', estimated_hours: 10, billable: true, assignee_ids: [ann.id] } });
+    const admin = await api<{ id: string; name: string }>(`/projects/${own.id}/tasks`, { method: 'POST', body: { name: 'Admin', estimated_hours: 5, billable: false, assignee_ids: [ann.id] } });
+    const log = (task: string, member: string, hoursLogged: number) =>
+      api(`/tasks/${task}/time-logs`, { method: 'POST', body: { team_member_id: member, hours: hoursLogged, logged_at: '2026-06-01T10:00:00Z' } });
+    await log(build.id, ann.id, 4);
+    await log(admin.id, ann.id, 1);
+    await log(build.id, oscar.id, 2);
+
+    const toggle = page.getByLabel('Revenue and margin');
+    const cell = (row: string, key: string) => page.locator(`tr[data-row-id="${row}"] td[data-col="${key}"]`);
+    const REVENUE = ['estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin'];
+    const rowShown = async (row: string) => Object.fromEntries(await Promise.all(REVENUE.map(async (k) => [k, (await cell(row, k).innerText()).trim()])));
+    const totalsCell = (key: string) => page.locator(`tfoot td[data-col="${key}"]`);
+
+    await step('a project that bills nothing', async () => {
+      await page.reload();
+      await page.getByLabel('Project', { exact: true }).selectOption(own.id);
+      await page.locator(`tr[data-row-id="${build.id}"]`).waitFor();
+      await page.getByText('This project bills nothing').waitFor();
+      expect(await toggle.isChecked()).toBe(false);
+      expect(await page.locator('td[data-col="actual_revenue"]').count()).toBe(0);
+      await toggle.check();
+      await cell(build.id, 'actual_revenue').waitFor();
+      // Nothing billed: no revenue, the margins are minus the costs.
+      expect(await rowShown(build.id)).toEqual({ estimated_revenue: '$0.00', actual_revenue: '$0.00', estimated_margin: '-$800.00', actual_margin: '-$420.00' });
+      expect((await totalsCell('actual_margin').locator('.margin-percent').innerText()).trim()).toBe('no revenue');
+      expect(await page.locator('.missing-rates').count()).toBe(0);
+    });
+
+    await step('revenue, margin and margin %', async () => {
+      await api(`/projects/${own.id}/rate-card`, { method: 'PUT', body: { effective_from: '2020-01-01', roles: [{ job_role_id: dev.id, hourly_rate: 80, bill_rate: 120 }, { job_role_id: ops.id, hourly_rate: 50 }] } });
+      // Read afresh: the project bills now, so the columns are on without touching the toggle.
+      await page.reload();
+      await page.getByLabel('Project', { exact: true }).selectOption(own.id);
+      await cell(build.id, 'actual_revenue').waitFor();
+      expect(await toggle.isChecked()).toBe(true);
+      expect(await page.getByText('This project bills nothing').count()).toBe(0);
+      expect(await rowShown(build.id)).toEqual({ estimated_revenue: '$1,200.00', actual_revenue: '$480.00', estimated_margin: '$400.00', actual_margin: '$60.00' });
+      expect(await rowShown(admin.id)).toEqual({ estimated_revenue: '$0.00', actual_revenue: '$0.00', estimated_margin: '-$400.00', actual_margin: '-$80.00' });
+      const totals = Object.fromEntries(await Promise.all(REVENUE.map(async (k) => [k, (await totalsCell(k).innerText()).split('\n')[0]?.trim()])));
+      expect(totals).toEqual({ estimated_revenue: '$1,200.00', actual_revenue: '$480.00', estimated_margin: '$0.00', actual_margin: '-$20.00' });
+      expect((await totalsCell('actual_margin').locator('.margin-percent').innerText()).trim()).toBe('-4.2% of revenue');
+      // Missing rates: Build (Oscar bills nothing there) and the totals say so, Admin (non-billable) does not.
+      expect(await page.locator(`tr[data-row-id="${build.id}"] .missing-rates`).count()).toBe(1);
+      expect(await page.locator(`tr[data-row-id="${admin.id}"] .missing-rates`).count()).toBe(0);
+      expect(await page.locator('tfoot .missing-rates').count()).toBe(1);
+      // The toggle hides them again.
+      await toggle.uncheck();
+      await cell(build.id, 'actual_revenue').waitFor({ state: 'detached' });
+      await toggle.check();
+      await cell(build.id, 'actual_revenue').waitFor();
+    });
+
+    const panel = page.getByRole('complementary', { name: build.name });
+    const rates = panel.locator('section.member-rates');
+    await step('warnings and a member\'s rates explained', async () => {
+      await page.getByRole('button', { name: `Breakdown of ${build.name}` }).click();
+      await panel.locator('dl').waitFor();
+      const warnings = panel.locator('.warnings li');
+      expect(await warnings.evaluateAll((items) => items.map((li) => [li.getAttribute('data-code'), li.getAttribute('data-member')]))).toEqual([['MISSING_BILL_RATE', oscar.id]]);
+      expect((await warnings.first().innerText()).trim()).toBe('Oscar Ops has no bill rate on some day that counts (billed at 0)');
+      const summary = await panel.locator('dl.summary').first().locator('dd').allInnerTexts();
+      expect(summary.slice(-4)).toEqual(['$1,200.00', '$480.00', '$400.00', '$60.00']);
+      await panel.getByRole('button', { name: 'Rates of Oscar Ops' }).click();
+      await rates.locator('dd[data-rate="bill_rate"]').waitFor();
+      expect((await rates.locator('dd[data-rate="role"]').innerText()).trim()).toBe('Ops (revenue check)');
+      expect((await rates.locator('dd[data-rate="hourly_rate"]').innerText()).trim()).toBe('$50.00 per hour: Ops (revenue check)\'s rate, since 2020-01-01');
+      expect((await rates.locator('dd[data-rate="bill_rate"]').innerText()).trim()).toBe('$0.00 per hour: no rate: counts as 0');
+      await rates.getByText('No own rates: the role\'s rates apply.').waitFor();
+    });
+
+    await step('own rates with a preview', async () => {
+      await rates.getByRole('button', { name: 'Set own rates' }).click();
+      await rates.getByLabel('Bill rate', { exact: true }).fill('90');
+      await rates.getByLabel('Effective from').fill('2020-01-01');
+      await rates.getByRole('button', { name: 'Preview' }).click();
+      const preview = rates.locator('table.rate-preview');
+      await preview.waitFor();
+      const row = async (key: string) => (await preview.locator(`tr[data-rate="${key}"] td`).allInnerTexts()).map((t) => t.trim());
+      expect(await row('hourly_rate')).toEqual(['$50.00 (role)', '$50.00 (role)']);
+      expect(await row('bill_rate')).toEqual(['$0.00 (none)', '$90.00 (member)']);
+      // Nothing written by the preview.
+      type Explanation = { bill_rate: { amount: number; source: string; effective_from: string | null }; overrides: unknown[] };
+      expect((await api<Explanation>(`/projects/${own.id}/members/${oscar.id}/rates`)).overrides).toEqual([]);
+
+      await rates.getByRole('button', { name: 'Save own rates' }).click();
+      await rates.getByRole('status').filter({ hasText: 'Rates of Oscar Ops saved from 2020-01-01 on' }).waitFor();
+      expect((await api<Explanation>(`/projects/${own.id}/members/${oscar.id}/rates`)).bill_rate).toEqual({ amount: 90, source: 'member', effective_from: '2020-01-01' });
+      // Oscar's 2 h now bill 2 x 90 = 180.00: Build earns 660.00 (margin 240.00); the totals 660.00 and
+      // 160.00, 160 / 660 = 24.24...% of revenue; no rate is missing any more.
+      await cell(build.id, 'actual_revenue').filter({ hasText: '$660.00' }).waitFor();
+      expect(await rowShown(build.id)).toEqual({ estimated_revenue: '$1,200.00', actual_revenue: '$660.00', estimated_margin: '$400.00', actual_margin: '$240.00' });
+      await totalsCell('actual_margin').locator('.margin-percent').filter({ hasText: '24.2% of revenue' }).waitFor();
+      expect((await totalsCell('actual_margin').innerText()).split('\n')[0]?.trim()).toBe('$160.00');
+      await page.locator('.missing-rates').first().waitFor({ state: 'detached' });
+      await rates.locator('dd[data-rate="bill_rate"]').filter({ hasText: '$90.00 per hour: the member\'s own rate, since 2020-01-01' }).waitFor();
+      expect((await rates.locator('table.overrides tbody tr').first().locator('th, td').allInnerTexts()).slice(0, 3).map((t) => t.trim())).toEqual(['2020-01-01', 'role\'s', '$90.00']);
+      await panel.locator('.warnings').waitFor({ state: 'detached' });
+      // The write is the project's latest event, said in words.
+      await page.locator('.event-list li').first().filter({ hasText: 'Own rates of Oscar Ops from 2020-01-01: cost the role\'s, bill $90.00' }).waitFor();
+      await panel.getByRole('button', { name: 'Close the breakdown' }).click();
+      await panel.waitFor({ state: 'detached' });
+    });
+
+    await step('a viewer reads the rates and cannot set them', async () => {
+      const viewer = await api<{ token: string }>('/tokens', { method: 'POST', body: { name: 'screen viewer', role: 'viewer' } });
+      const other = await context.newPage();
+      try {
+        await other.goto(`${service.baseUrl}/`);
+        await other.getByLabel('API token').fill(viewer.token);
+        await other.getByRole('button', { name: 'Sign in' }).click();
+        await other.getByTestId('role').filter({ hasText: 'viewer' }).waitFor();
+        await other.getByLabel('Project', { exact: true }).selectOption(own.id);
+        await other.getByRole('button', { name: `Breakdown of ${build.name}` }).click();
+        await other.getByRole('button', { name: 'Rates of Oscar Ops' }).click();
+        const viewerRates = other.getByRole('complementary', { name: build.name }).locator('section.member-rates');
+        await viewerRates.locator('dd[data-rate="bill_rate"]').filter({ hasText: '$90.00 per hour: the member\'s own rate' }).waitFor();
+        await viewerRates.getByText('Only admins set a member\'s own rates.').waitFor();
+        expect(await viewerRates.getByRole('button', { name: 'Set own rates' }).count()).toBe(0);
+      } finally {
+        await other.close();
+      }
+    });
+
+    await step('revenue at 390 px', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await page.locator('table.tasks').waitFor();
+      expect(Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'))).toBeLessThanOrEqual(0);
+      expect(await scrollsSideways(page.locator('table.tasks').locator('xpath=..'))).toBe(false);
+      const phone = { x: 0, y: 0, width: 390, height: 844 };
+      for (const key of REVENUE) await expectInside(`${key} at 390 px`, page.locator(`table.tasks td[data-col="${key}"]`), phone);
+      await expectInside('the margin % at 390 px', page.locator('tfoot .margin-percent'), phone);
+      await expectInside('the revenue toggle at 390 px', page.locator('.toggle label'), phone);
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await page.getByLabel('Project', { exact: true }).selectOption(project.id);
+      await page.locator('table.tasks tbody tr.task-row').first().waitFor();
+    });
+  });
+
+  it('shows the budget (bars, thresholds, crossings, a monthly budget\'s months) and the project\'s latest events', async () => {
+    /*
+     * A project of its own with hand-computable figures: one member at $100.00 an hour (since 2020),
+     * a budget of $1,000.00 and 10 hours, alerts at 50, 80 and 100%.
+     */
+    const role = await api<{ id: string }>('/job-roles', { method: 'POST', body: { name: 'Budget checker' } });
+    const member = await api<{ id: string }>('/team-members', { method: 'POST', body: { name: 'Bea Budget' } });
+    const own = await api<TaskList['project']>('/projects', { method: 'POST', body: { name: 'Budget check', currency: 'USD', time_zone: 'UTC' } });
+    await api(`/projects/${own.id}/members/${member.id}`, { method: 'PUT', body: { job_role_id: role.id, effective_from: '2020-01-01' } });
+    await api(`/projects/${own.id}/rate-card`, { method: 'PUT', body: { roles: [{ job_role_id: role.id, hourly_rate: 100 }], effective_from: '2020-01-01' } });
+    const task = await api<{ id: string; name: string }>(`/projects/${own.id}/tasks`, { method: 'POST', body: { name: 'Build the thing', estimated_hours: 20, billable: true, assignee_ids: [member.id] } });
+    await api(`/projects/${own.id}`, { method: 'PATCH', body: { budget: 1000, hours_budget: 10, budget_alerts: [50, 80, 100] } });
+    const log = (hours: number, loggedAt?: string) => api(`/tasks/${task.id}/time-logs`, { method: 'POST', body: { team_member_id: member.id, hours, ...(loggedAt ? { logged_at: loggedAt } : {}) } });
+    await log(6);
+
+    const panel = page.locator('section.budget');
+    const item = (kind: string) => panel.locator(`.budget-item[data-kind="${kind}"]`);
+    const figuresOf = async (kind: string) => (await item(kind).locator('.budget-figures').innerText()).replace(/\s+/g, ' ').trim();
+    const crossedShown = async (kind: string) =>
+      item(kind).locator('li.threshold').evaluateAll((items) => items.map((li) => [Number(li.getAttribute('data-percent')), li.classList.contains('crossed')]));
+    const marksShown = async (kind: string) =>
+      item(kind).locator('.mark[data-percent]').evaluateAll((marks) => marks.map((m) => [Number(m.getAttribute('data-percent')), m.classList.contains('crossed')]));
+    type Status = { period: { kind: string; from: string | null; to: string | null }; alerts: { kind: string; percent: number; crossed: boolean }[] };
+    const status = (month?: string) => api<Status>(`/projects/${own.id}/budget${month ? `?month=${month}` : ''}`);
+    const crossedOf = (s: Status, kind: string) => s.alerts.filter((a) => a.kind === kind).map((a) => [a.percent, a.crossed]);
+
+    type FeedEvent = { id: string; seq: number; type: string; data: Record<string, unknown> };
+    /** The project's latest events as the feed gives them (every page, filtered here), newest first. */
+    const latestEvents = async (): Promise<FeedEvent[]> => {
+      const mine: FeedEvent[] = [];
+      for (let after = 0; ; ) {
+        const feedPage = await api<{ events: FeedEvent[]; next_after: number }>(`/events?after=${after}&limit=1000`);
+        mine.push(...feedPage.events.filter((e) => e.data.project_id === own.id));
+        if (feedPage.events.length < 1000) break;
+        after = feedPage.next_after;
+      }
+      return mine.reverse().slice(0, 10);
+    };
+    /** The events list shows the feed's latest events of the project, newest first, once it caught up. */
+    const expectEventsOfFeed = async () => {
+      const latest = await latestEvents();
+      await page.locator(`.event-list li[data-seq="${(latest[0] as FeedEvent).seq}"]`).waitFor();
+      const shownEvents = await page.locator('.event-list li').evaluateAll((items) => items.map((li) => [Number(li.getAttribute('data-seq')), li.getAttribute('data-type')]));
+      expect(shownEvents).toEqual(latest.map((e) => [e.seq, e.type]));
+      return latest;
+    };
+    const crossingsShown = () => page.locator('.event-list li.crossing .event-summary').allInnerTexts();
+
+    await step('total budget', async () => {
+      await page.reload();
+      await page.getByLabel('Project', { exact: true }).selectOption(own.id);
+      await panel.getByRole('heading', { name: 'Budget (whole project)' }).waitFor();
+      // 6 h at $100.00: $600.00 of $1,000.00 (60%), and 6 of 10 hours (60%): the 50% thresholds crossed.
+      expect(await figuresOf('money')).toBe('$600.00 of $1,000.00 (60%); $400.00 left');
+      expect(await figuresOf('hours')).toBe('6.00 h of 10.00 h (60%); 4.00 h left');
+      expect(await item('money').getByRole('meter').getAttribute('aria-valuenow')).toBe('60');
+      const expectedCrossed = [[50, true], [80, false], [100, false]];
+      expect(crossedOf(await status(), 'money')).toEqual(expectedCrossed);
+      expect(await crossedShown('money')).toEqual(expectedCrossed);
+      expect(await crossedShown('hours')).toEqual(expectedCrossed);
+      expect(await marksShown('money')).toEqual(expectedCrossed);
+      // The marks stand where their percentages are on the bar (a scale of 0 to 100% here), the fill ends at 60%.
+      const bar = (await item('money').locator('.bar').boundingBox()) as Box;
+      for (const percent of [50, 80, 100]) {
+        const mark = (await item('money').locator(`.mark[data-percent="${percent}"]`).boundingBox()) as Box;
+        expect(Math.abs(mark.x + mark.width / 2 - (bar.x + (bar.width * percent) / 100))).toBeLessThanOrEqual(2);
+      }
+      const fill = (await item('money').locator('.fill').boundingBox()) as Box;
+      expect(Math.abs(fill.width - bar.width * 0.6)).toBeLessThanOrEqual(2);
+      const latest = await expectEventsOfFeed();
+      expect(latest.filter((e) => e.type === 'budget.threshold_crossed').map((e) => [e.data.kind, e.data.percent]).sort()).toEqual([['hours', 50], ['money', 50]]);
+      expect((await crossingsShown()).sort()).toEqual(['Hours budget: 50% reached (6.00 h of 10.00 h)', 'Money budget: 50% reached ($600.00 of $1,000.00)']);
+      await page.locator('.event-list li[data-type="time_log.created"]').filter({ hasText: '6.00 h logged by Bea Budget on Build the thing' }).waitFor();
+    });
+
+    await step('a crossing after a write elsewhere, then one the screen makes', async () => {
+      // 3 more hours: $900.00 and 9 hours (90%), the 80% thresholds crossed; Refresh reads everything again.
+      await log(3);
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await item('money').locator('li.threshold.crossed[data-percent="80"]').waitFor();
+      expect(await figuresOf('money')).toBe('$900.00 of $1,000.00 (90%); $100.00 left');
+      expect(await crossedShown('hours')).toEqual([[50, true], [80, true], [100, false]]);
+      expect(await marksShown('money')).toEqual([[50, true], [80, true], [100, false]]);
+      await page.locator('.event-list li.crossing').filter({ hasText: 'Money budget: 80% reached ($900.00 of $1,000.00)' }).waitFor();
+      await expectEventsOfFeed();
+      // A fixed cost of $200.00 saved on the screen: $1,100.00 (110%) of the total budget, over it; the
+      // panel and the events follow the save without a Refresh.
+      await page.getByRole('button', { name: `Edit fixed cost of ${task.name}` }).click();
+      await page.getByLabel(`Fixed cost of ${task.name} (USD)`).fill('200');
+      await page.locator(`tr[data-row-id="${task.id}"] td[data-col="fixed_cost"]`).getByRole('button', { name: 'Save' }).click();
+      await item('money').locator('li.threshold.crossed[data-percent="100"]').waitFor();
+      expect(await figuresOf('money')).toBe('$1,100.00 of $1,000.00 (110%); $100.00 over');
+      expect(await item('money').locator('.fill.over').count()).toBe(1);
+      await page.locator('.event-list li.crossing').filter({ hasText: 'Money budget: 100% reached ($1,100.00 of $1,000.00)' }).waitFor();
+      // The scale grows to hold the 110%: the 100% mark stands at 100/110 of the bar, the fill reaches its end.
+      const bar = (await item('money').locator('.bar').boundingBox()) as Box;
+      const mark = (await item('money').locator('.mark[data-percent="100"]').boundingBox()) as Box;
+      expect(Math.abs(mark.x + mark.width / 2 - (bar.x + (bar.width * 100) / 110))).toBeLessThanOrEqual(2);
+      await expectEventsOfFeed();
+    });
+
+    await step('monthly budget and its months', async () => {
+      // Monthly from now on, months in the project's zone (UTC). Two months of the past, fixed days:
+      // 4 h in September 2025 ($400.00, 40%) and 2 h in October 2025 ($200.00, 20%), nothing crossed
+      // there. The current month is whatever the service says it is: its figures are compared with the API's.
+      await api(`/projects/${own.id}`, { method: 'PATCH', body: { budget_period: 'month' } });
+      await log(4, '2025-09-10T12:00:00Z');
+      await log(2, '2025-10-15T12:00:00Z');
+      const monthName = (m: string) => new Intl.DateTimeFormat('en-US', { month: 'long', year: 'numeric', timeZone: 'UTC' }).format(new Date(`${m}-01T00:00:00Z`));
+      type Figures = { budget: number | null; spent: number; remaining: number | null; percent_used: number | null };
+      const current = await api<Status & { money: Figures; hours: Figures }>(`/projects/${own.id}/budget`);
+      expect(current.period.kind).toBe('month');
+      const thisMonth = (current.period.from as string).slice(0, 7);
+
+      await page.getByRole('button', { name: 'Refresh' }).click();
+      await panel.getByRole('heading', { name: `Budget, ${monthName(thisMonth)}` }).waitFor();
+      expect(await panel.getByLabel('Month', { exact: true }).inputValue()).toBe(thisMonth);
+      expect(await item('money').locator('[data-figure="spent"]').innerText()).toBe(usd.format(current.money.spent));
+      expect(await item('hours').locator('[data-figure="spent"]').innerText()).toBe(`${hours.format(current.hours.spent)} h`);
+      expect(await crossedShown('money')).toEqual(crossedOf(current, 'money'));
+
+      const nothingCrossed = [[50, false], [80, false], [100, false]];
+      await panel.getByLabel('Month', { exact: true }).fill('2025-10');
+      await panel.getByRole('heading', { name: 'Budget, October 2025' }).waitFor();
+      expect(await figuresOf('money')).toBe('$200.00 of $1,000.00 (20%); $800.00 left');
+      expect(await figuresOf('hours')).toBe('2.00 h of 10.00 h (20%); 8.00 h left');
+      expect(crossedOf(await status('2025-10'), 'money')).toEqual(nothingCrossed);
+      expect(await crossedShown('money')).toEqual(nothingCrossed);
+
+      await panel.getByRole('button', { name: 'Previous month' }).click();
+      await panel.getByRole('heading', { name: 'Budget, September 2025' }).waitFor();
+      expect(await panel.getByLabel('Month', { exact: true }).inputValue()).toBe('2025-09');
+      expect(await figuresOf('money')).toBe('$400.00 of $1,000.00 (40%); $600.00 left');
+      expect(await figuresOf('hours')).toBe('4.00 h of 10.00 h (40%); 6.00 h left');
+      expect(await crossedShown('hours')).toEqual(nothingCrossed);
+      expect(Number(await item('money').getByRole('meter').getAttribute('aria-valuenow'))).toBe(40);
+
+      await panel.getByRole('button', { name: 'Next month' }).click();
+      await panel.getByRole('heading', { name: 'Budget, October 2025' }).waitFor();
+      expect(await figuresOf('hours')).toBe('2.00 h of 10.00 h (20%); 8.00 h left');
+      await expectEventsOfFeed();
+    });
+
+    await step('budget at 390 px', async () => {
+      await page.setViewportSize({ width: 390, height: 844 });
+      await panel.getByRole('button', { name: 'Next month' }).waitFor();
+      const overflow = Number(await page.evaluate('document.documentElement.scrollWidth - document.documentElement.clientWidth'));
+      expect(overflow).toBeLessThanOrEqual(0);
+      const phone = { x: 0, y: 0, width: 390, height: 844 };
+      await expectInside('the budget panel at 390 px', panel.locator('h2, h3, .budget-figures, .bar, li.threshold, .month-picker, .month-picker input, .month-picker button'), phone);
+      await expectInside('the events at 390 px', page.locator('.event-list li, .event-list li > *'), phone);
+      await page.setViewportSize({ width: 1280, height: 900 });
+      await expectInside('the budget panel at 1280 px', panel.locator('h2, h3, .budget-figures, .bar, li.threshold, .month-picker'), { x: 0, y: 0, width: 1280, height: 900 });
+    });
+
+    await step('no budget route: no panel', async () => {
+      // A service from before budgets answers the route 404: the screen goes on without the panel.
+      await page.route('**/api/projects/*/budget**', (route) => route.fulfill({ status: 404, contentType: 'application/json', body: JSON.stringify({ error: { code: 'NOT_FOUND', message: 'Not found' } }) }));
+      await page.reload();
+      await page.getByLabel('Project', { exact: true }).selectOption(own.id);
+      await page.locator(`tr[data-row-id="${task.id}"]`).waitFor();
+      await page.locator('.event-list li').first().waitFor();
+      expect(await panel.count()).toBe(0);
+      await page.unroute('**/api/projects/*/budget**');
+      await page.getByLabel('Project', { exact: true }).selectOption(project.id);
+      await page.locator('table.tasks tbody tr.task-row').first().waitFor();
+    });
   });
 
   it('works at phone width and signs out; the page logged no errors', async () => {

@@ -1,6 +1,9 @@
 import { FormEvent, useCallback, useEffect, useId, useMemo, useState } from 'react';
-import { Api, ApiError, BillableFilter, GroupBy, Project, Session, TaskList, explain, listQuery } from './api';
+import { Api, ApiError, BillableFilter, GroupBy, Project, RateCardHistory, Session, TaskList, explain, listQuery } from './api';
 import { BreakdownPanel } from './Breakdown';
+import { BudgetSection } from './Budget';
+import { EventsSection } from './Events';
+import { FeedFollower } from './feed';
 import { RateCardSection } from './RateCard';
 import { TaskTable } from './TaskTable';
 
@@ -81,6 +84,9 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
   const [error, setError] = useState<string | null>(null);
   const [revision, setRevision] = useState(0);
   const [selected, setSelected] = useState<{ id: string; withSubtasks: boolean } | null>(null);
+  /** The revenue toggle as the user set it for this project; null: by whether the project bills anything. */
+  const [revenueChoice, setRevenueChoice] = useState<boolean | null>(null);
+  const [billRated, setBillRated] = useState<{ projectId: string; any: boolean } | null>(null);
 
   const fail = useCallback(
     (err: unknown) => {
@@ -117,7 +123,29 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
     };
   }, [projectId, filter, groupBy, revision]);
 
+  // Whether the project bills anything: a bill rate in its card's history (or, for members' own bill
+  // rates, revenue in its totals). A project that bills nothing has the revenue columns off at first.
+  useEffect(() => {
+    if (!projectId) return;
+    let live = true;
+    api
+      .json<RateCardHistory>(`/projects/${projectId}/rate-card/history`)
+      .then((reply) => live && setBillRated({ projectId, any: reply.body.entries.some((e) => e.bill_rate !== undefined && e.bill_rate !== null) }))
+      .catch((err: unknown) => live && fail(err));
+    return () => {
+      live = false;
+    };
+  }, [projectId, revision]);
+  const totals = list?.project.id === projectId ? list.totals : undefined;
+  const hasRevenue = totals?.actual_revenue !== undefined;
+  const earns = (value: unknown) => value !== undefined && Number(value) !== 0;
+  const bills = (billRated?.projectId === projectId && billRated.any) || earns(totals?.actual_revenue) || earns(totals?.estimated_revenue);
+  const showRevenue = hasRevenue && (revenueChoice ?? bills);
+
   const canEdit = session.role !== 'viewer';
+  // One follower of the team's feed for the session: switching projects reads nothing twice.
+  const feed = useMemo(() => new FeedFollower(api), [api]);
+  const taskNames = useMemo(() => new Map((list?.tasks ?? []).map((t) => [t.id, t.name])), [list]);
   const ids = { project: useId(), filter: useId(), group: useId() };
 
   return (
@@ -137,6 +165,7 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
                 if (e.target.value === projectId) return;
                 setProjectId(e.target.value);
                 setSelected(null);
+                setRevenueChoice(null);
               }} disabled={!projects}>
               <option value="">{projects ? (projects.length ? 'Choose a project…' : 'No projects yet') : 'Loading projects…'}</option>
               {projects?.map((p) => (
@@ -161,10 +190,24 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
               <option value="phase">Phase</option>
             </select>
           </div>
+          {hasRevenue && (
+            <div className="field toggle">
+              <label>
+                <input type="checkbox" checked={showRevenue} onChange={(e) => setRevenueChoice(e.target.checked)} /> Revenue and margin
+              </label>
+              {!bills && <span className="hint">This project bills nothing</span>}
+            </div>
+          )}
+          {projectId && (
+            <button type="button" onClick={() => setRevision((r) => r + 1)} disabled={loading}>
+              Refresh
+            </button>
+          )}
           {projectId && <Exports api={api} projectId={projectId} filter={filter} onError={fail} />}
         </section>
         {error && <p role="alert" className="error">{error}</p>}
         {!projectId && projects && projects.length > 0 && <p className="empty">Choose a project to see its tasks.</p>}
+        {projectId && <BudgetSection key={projectId} api={api} projectId={projectId} revision={revision} onError={fail} />}
         {projectId && loading && !list && <p role="status">Loading tasks…</p>}
         {projectId && list && (
           <TaskTable
@@ -176,16 +219,25 @@ function Screen({ api, session, onSignOut }: { api: Api; session: Session; onSig
             revision={revision}
             canEdit={canEdit}
             loading={loading}
+            showRevenue={showRevenue}
             onOpen={(id, withSubtasks) => setSelected({ id, withSubtasks })}
             onSaved={() => setRevision((r) => r + 1)}
             onError={fail}
           />
         )}
-        {projectId && list && <RateCardSection api={api} projectId={projectId} isAdmin={session.role === 'admin'} onSaved={() => setRevision((r) => r + 1)} onError={fail} />}
+        {projectId && list && (
+          <div className="below">
+            <RateCardSection api={api} projectId={projectId} isAdmin={session.role === 'admin'} onSaved={() => setRevision((r) => r + 1)} onError={fail} />
+            <EventsSection api={api} feed={feed} projectId={projectId} currency={list.project.currency} taskNames={taskNames} revision={revision} onError={fail} />
+          </div>
+        )}
       </main>
       {selected && list && (
         <BreakdownPanel
           api={api}
+          projectId={projectId}
+          isAdmin={session.role === 'admin'}
+          onSaved={() => setRevision((r) => r + 1)}
           taskId={selected.id}
           withSubtasks={selected.withSubtasks}
           currency={list.project.currency}

@@ -1,24 +1,35 @@
 import { BarElement, CategoryScale, Chart as ChartJS, Legend, LinearScale, Tooltip } from 'chart.js';
 import { Fragment, useEffect, useRef, useState } from 'react';
 import { Bar } from 'react-chartjs-2';
-import { Api, Breakdown } from './api';
+import { Api, Breakdown, RateWarning } from './api';
+import { MemberRates } from './MemberRates';
 import { formatHours, formatMoney, toNumber } from './format';
 
 ChartJS.register(CategoryScale, LinearScale, BarElement, Tooltip, Legend);
 
 type Props = {
   api: Api;
+  projectId: string;
+  isAdmin: boolean;
   taskId: string;
   withSubtasks: boolean;
   currency: string;
   revision: number;
   onClose: () => void;
+  onSaved: () => void;
   onError: (err: unknown) => void;
 };
 
+const WARNINGS: Record<RateWarning['code'], string> = {
+  MISSING_COST_RATE: 'has no cost rate on some day that counts (costed at 0)',
+  MISSING_BILL_RATE: 'has no bill rate on some day that counts (billed at 0)',
+};
+
 /** A task's breakdown beside the list: summary, role groups with their members, estimate against actual per role. */
-export function BreakdownPanel({ api, taskId, withSubtasks, currency, revision, onClose, onError }: Props) {
+export function BreakdownPanel({ api, projectId, isAdmin, taskId, withSubtasks, currency, revision, onClose, onSaved, onError }: Props) {
   const [breakdown, setBreakdown] = useState<Breakdown | null>(null);
+  const [ratesOf, setRatesOf] = useState<{ team_member_id: string; name: string } | null>(null);
+  const shownFor = useRef('');
   const heading = useRef<HTMLHeadingElement>(null);
   // Closing hands the focus back to what opened the panel (the task's name in the list).
   const opener = useRef<Element | null>(document.activeElement);
@@ -30,7 +41,13 @@ export function BreakdownPanel({ api, taskId, withSubtasks, currency, revision, 
 
   useEffect(() => {
     let live = true;
-    setBreakdown(null);
+    // Another task's breakdown is never shown; the same task's stays while it is read again (after a save).
+    const key = `${taskId}|${withSubtasks}`;
+    if (shownFor.current !== key) {
+      shownFor.current = key;
+      setBreakdown(null);
+      setRatesOf(null);
+    }
     api
       .json<Breakdown>(`/project-finance/task/${taskId}/breakdown${withSubtasks ? '?include_subtasks=true' : ''}`)
       .then((reply) => live && setBreakdown(reply.body))
@@ -66,7 +83,27 @@ export function BreakdownPanel({ api, taskId, withSubtasks, currency, revision, 
             <dt>Fixed cost</dt><dd>{money(breakdown.task.fixed_cost)}</dd>
             <dt>Total est. cost</dt><dd>{money(breakdown.task.total_estimated_cost)}</dd>
             <dt>Total actual cost</dt><dd>{money(breakdown.task.total_actual_cost)}</dd>
+            {breakdown.task.actual_revenue !== undefined && (
+              <>
+                <dt>Est. revenue</dt><dd>{money(breakdown.task.estimated_revenue ?? 0)}</dd>
+                <dt>Actual revenue</dt><dd>{money(breakdown.task.actual_revenue)}</dd>
+                <dt>Est. margin</dt><dd>{money(breakdown.task.estimated_margin ?? 0)}</dd>
+                <dt>Actual margin</dt><dd>{money(breakdown.task.actual_margin ?? 0)}</dd>
+              </>
+            )}
           </dl>
+          {breakdown.warnings && breakdown.warnings.length > 0 && (
+            <div className="warnings" role="note" aria-label="Warnings">
+              <h3>Missing rates</h3>
+              <ul>
+                {breakdown.warnings.map((w) => (
+                  <li key={`${w.code}|${w.team_member_id}`} data-code={w.code} data-member={w.team_member_id}>
+                    <button type="button" className="link" onClick={() => setRatesOf({ team_member_id: w.team_member_id, name: w.name })}>{w.name}</button> {WARNINGS[w.code]}
+                  </li>
+                ))}
+              </ul>
+            </div>
+          )}
           {breakdown.grouped_members.length === 0 ? (
             <p className="empty">Nobody is assigned and no time is logged.</p>
           ) : (
@@ -117,7 +154,11 @@ export function BreakdownPanel({ api, taskId, withSubtasks, currency, revision, 
                       {group.members.map((m) => (
                         <Fragment key={m.team_member_id}>
                           <tr className="member-row">
-                            <th scope="row" className="member">{m.name}</th>
+                            <th scope="row" className="member">
+                              <button type="button" className="link" aria-label={`Rates of ${m.name}`} aria-expanded={ratesOf?.team_member_id === m.team_member_id} onClick={() => setRatesOf(ratesOf?.team_member_id === m.team_member_id ? null : { team_member_id: m.team_member_id, name: m.name })}>
+                                {m.name}
+                              </button>
+                            </th>
                             <td className="num">{money(m.hourly_rate)}</td>
                             <td className="num">{formatHours(m.estimated_hours)}</td>
                             <td className="num">{formatHours(m.logged_hours)}</td>
@@ -145,6 +186,9 @@ export function BreakdownPanel({ api, taskId, withSubtasks, currency, revision, 
                 </table>
               </div>
             </>
+          )}
+          {ratesOf && (
+            <MemberRates key={ratesOf.team_member_id} api={api} projectId={projectId} member={ratesOf} currency={currency} isAdmin={isAdmin} revision={revision} onSaved={onSaved} onError={onError} />
           )}
         </>
       )}

@@ -31,12 +31,14 @@ export function RateCardSection({ api, projectId, isAdmin, onSaved, onError }: P
   /** The PUT's body from the draft, or undefined (with a message) when a rate is not a number. */
   const bodyOf = () => {
     if (!draft) return undefined;
-    const bad = card.roles.find((r) => !/^\d+(\.\d+)?$/.test((draft[r.job_role_id] ?? '').trim()));
+    // Empty: no cost rate from that day (a role may have a bill rate only).
+    const bad = card.roles.find((r) => !/^(\d+(\.\d+)?)?$/.test((draft[r.job_role_id] ?? '').trim()));
     if (bad) {
       setMessage({ error: true, field: bad.job_role_id, text: `Enter a rate of 0 or more for ${bad.job_role_name}` });
       return undefined;
     }
-    const roles = card.roles.map((r) => ({ job_role_id: r.job_role_id, hourly_rate: Number((draft[r.job_role_id] ?? '').trim()) }));
+    const rateOf = (text: string) => (text === '' ? null : Number(text));
+    const roles = card.roles.map((r) => ({ job_role_id: r.job_role_id, hourly_rate: rateOf((draft[r.job_role_id] ?? '').trim()) }));
     return effectiveFrom ? { roles, effective_from: effectiveFrom } : { roles };
   };
 
@@ -75,7 +77,9 @@ export function RateCardSection({ api, projectId, isAdmin, onSaved, onError }: P
     }
   };
 
-  const money = (value: RateCard['roles'][number]['hourly_rate']) => formatMoney(value, card.currency);
+  const money = (value: RateCard['roles'][number]['hourly_rate']) => (value === null ? '—' : formatMoney(value, card.currency));
+  // Bill rates show when the service has them; the editor changes cost rates only (a PUT without bill_rate keeps them).
+  const withBillRates = card.roles.some((r) => r.bill_rate !== undefined && r.bill_rate !== null);
 
   return (
     <section className="rate-card" aria-labelledby="rate-card-title">
@@ -88,6 +92,7 @@ export function RateCardSection({ api, projectId, isAdmin, onSaved, onError }: P
               <tr>
                 <th scope="col">Job role</th>
                 <th scope="col" className="num">Hourly rate</th>
+                {withBillRates && <th scope="col" className="num">Bill rate</th>}
               </tr>
             </thead>
             <tbody>
@@ -110,12 +115,13 @@ export function RateCardSection({ api, projectId, isAdmin, onSaved, onError }: P
                       money(role.hourly_rate)
                     )}
                   </td>
+                  {withBillRates && <td className="num" data-col="bill_rate">{money(role.bill_rate ?? null)}</td>}
                 </tr>
               ))}
             </tbody>
           </table>
           {isAdmin && !draft && (
-            <button type="button" onClick={() => { setMessage(null); setDraft(Object.fromEntries(card.roles.map((r) => [r.job_role_id, String(r.hourly_rate)]))); }}>
+            <button type="button" onClick={() => { setMessage(null); setDraft(Object.fromEntries(card.roles.map((r) => [r.job_role_id, r.hourly_rate === null ? '' : String(r.hourly_rate)]))); }}>
               Edit rates
             </button>
           )}

@@ -12,6 +12,7 @@ import {
 import { FormEvent, useEffect, useId, useMemo, useRef, useState } from 'react';
 import { Api, ApiError, BillableFilter, Breakdown, Decimal, Group, GroupBy, ListTask, Sums, TaskList, explain, listQuery } from './api';
 import { formatHours, formatMoney, isNegative, toNumber } from './format';
+import { ratioPercent } from './ratio';
 
 type Line = ({ kind: 'group'; group: Group } | { kind: 'task'; task: ListTask }) & { sub: Line[] };
 
@@ -25,12 +26,17 @@ type Props = {
   revision: number;
   canEdit: boolean;
   loading: boolean;
+  /** Show the revenue and margin columns (the service has them and the toggle is on). */
+  showRevenue: boolean;
   onOpen: (taskId: string, withSubtasks: boolean) => void;
   onSaved: () => void;
   onError: (err: unknown) => void;
 };
 
-const FIGURES: { key: keyof Sums; header: string; kind: 'hours' | 'money' }[] = [
+type FigureKey = Exclude<keyof Sums, 'has_missing_rates'>;
+type FigureColumn = { key: FigureKey; header: string; kind: 'hours' | 'money' };
+
+const FIGURES: FigureColumn[] = [
   { key: 'estimated_hours', header: 'Est. hours', kind: 'hours' },
   { key: 'logged_hours', header: 'Logged hours', kind: 'hours' },
   { key: 'estimated_labor_cost', header: 'Est. labor cost', kind: 'money' },
@@ -41,12 +47,27 @@ const FIGURES: { key: keyof Sums; header: string; kind: 'hours' | 'money' }[] = 
   { key: 'variance', header: 'Variance', kind: 'money' },
 ];
 
+/** Revenue and margin (docs/finance-rules.md), after the costs; shown by the toggle. */
+const REVENUE_FIGURES: FigureColumn[] = [
+  { key: 'estimated_revenue', header: 'Est. revenue', kind: 'money' },
+  { key: 'actual_revenue', header: 'Actual revenue', kind: 'money' },
+  { key: 'estimated_margin', header: 'Est. margin', kind: 'money' },
+  { key: 'actual_margin', header: 'Actual margin', kind: 'money' },
+];
+
+/** A figure as shown: hours or money; a figure the service did not send shows a dash. */
+function shownFigure(figure: FigureColumn, value: Decimal | undefined, currency: string): string {
+  if (value === undefined) return '—';
+  return figure.kind === 'hours' ? formatHours(value) : formatMoney(value, currency);
+}
+
 /**
  * The project's task list: every figure exactly as the service computed it (groups and totals
  * included), sorted and expanded by TanStack Table. Subtasks are fetched when a parent is expanded.
  */
-export function TaskTable({ api, list, filter, groupBy, revision, canEdit, loading, onOpen, onSaved, onError }: Props) {
+export function TaskTable({ api, list, filter, groupBy, revision, canEdit, loading, showRevenue, onOpen, onSaved, onError }: Props) {
   const currency = list.project.currency;
+  const figures = useMemo(() => (showRevenue ? [...FIGURES, ...REVENUE_FIGURES] : FIGURES), [showRevenue]);
   const [children, setChildren] = useState<Record<string, ListTask[]>>({});
   const [pending, setPending] = useState<Record<string, boolean>>({});
   const [sorting, setSorting] = useState<SortingState>([]);
@@ -116,23 +137,23 @@ export function TaskTable({ api, list, filter, groupBy, revision, canEdit, loadi
         header: 'Status',
         accessorFn: (line) => (line.kind === 'task' ? (line.task.status ?? '') : ''),
       },
-      ...FIGURES.map<ColumnDef<Line>>((figure) => ({
+      ...figures.map<ColumnDef<Line>>((figure) => ({
         id: figure.key,
         header: figure.header,
         meta: { numeric: true },
-        accessorFn: (line) => toNumber(sumsOf(line)[figure.key]),
+        accessorFn: (line) => toNumber(sumsOf(line)[figure.key] ?? 0),
         cell: ({ row }) => {
           const line = row.original;
           const value = sumsOf(line)[figure.key];
           if (figure.key === 'fixed_cost' && line.kind === 'task' && canEdit && line.task.sub_tasks_count === 0) {
             return <FixedCostCell api={api} task={line.task} currency={currency} onSaved={onSaved} />;
           }
-          if (figure.key === 'variance') return <Variance value={value} currency={currency} />;
-          return figure.kind === 'hours' ? formatHours(value) : formatMoney(value, currency);
+          if (figure.key === 'variance' && value !== undefined) return <Variance value={value} currency={currency} />;
+          return shownFigure(figure, value, currency);
         },
       })),
     ],
-    [children, pending, canEdit, currency],
+    [children, pending, canEdit, currency, figures],
   );
 
   const table = useReactTable({
@@ -200,24 +221,39 @@ export function TaskTable({ api, list, filter, groupBy, revision, canEdit, loadi
         </tbody>
         <tfoot>
           <tr className={`totals-row${isNegative(list.totals.variance) ? ' over-budget' : ''}`}>
-            <th scope="row">Total</th>
+            <th scope="row">Total{list.totals.has_missing_rates === true && <MissingRates />}</th>
             <td className="filler" />
             <td className="filler" />
-            {FIGURES.map((figure) => (
+            {figures.map((figure) => (
               <td key={figure.key} className="num" data-col={figure.key} data-label={figure.header}>
-                {figure.key === 'variance' ? (
-                  <Variance value={list.totals.variance} currency={currency} />
-                ) : figure.kind === 'hours' ? (
-                  formatHours(list.totals[figure.key])
-                ) : (
-                  formatMoney(list.totals[figure.key], currency)
-                )}
+                {figure.key === 'variance' ? <Variance value={list.totals.variance} currency={currency} /> : shownFigure(figure, list.totals[figure.key], currency)}
+                {figure.key === 'actual_margin' && <MarginPercent totals={list.totals} />}
               </td>
             ))}
           </tr>
         </tfoot>
       </table>
     </div>
+  );
+}
+
+/** The project's margin as a share of its revenue (actual_margin / actual_revenue), from the service's decimals. */
+function MarginPercent({ totals }: { totals: Sums }) {
+  if (totals.actual_margin === undefined || totals.actual_revenue === undefined) return null;
+  const percent = ratioPercent(totals.actual_margin, totals.actual_revenue);
+  return (
+    <span className="margin-percent" data-testid="margin-percent">
+      {percent === null ? 'no revenue' : `${percent} of revenue`}
+    </span>
+  );
+}
+
+/** Said beside a row whose members (or those of a task summed in it) have a rate that resolves to none. */
+function MissingRates() {
+  return (
+    <span className="badge warn missing-rates" title="Someone here has no cost or bill rate on a day that counts: see the breakdown's warnings">
+      missing rates
+    </span>
   );
 }
 
@@ -262,6 +298,7 @@ function NameCell({ row, pending, onOpen, onExpand }: { row: Row<Line>; pending:
           {name}
         </button>
       )}
+      {(line.kind === 'group' ? line.group : line.task).has_missing_rates === true && <MissingRates />}
       {pending && <span role="status" className="hint"> loading subtasks…</span>}
     </span>
   );

@@ -10,10 +10,21 @@ export type Decimal = number | string;
 export type Role = 'viewer' | 'editor' | 'admin';
 
 export type Session = { team: { id: string; name: string }; role: Role; token: { id: string; name: string } };
-export type Project = { id: string; name: string; currency: string; budget: Decimal | null };
+export type Project = { id: string; name: string; currency: string; budget: Decimal | null; rate_unit?: 'hour' | 'day'; hours_per_day?: Decimal };
+
+/** Revenue and margin (docs/api.md): absent from a service without them, so optional here. */
+export type RevenueFigures = {
+  estimated_revenue?: Decimal;
+  actual_revenue?: Decimal;
+  estimated_margin?: Decimal;
+  actual_margin?: Decimal;
+  /** Whether a member of the row (or of a task summed in it) has a rate that resolves to none. */
+  has_missing_rates?: boolean;
+};
+type AmountName = Exclude<FigureName, keyof RevenueFigures>;
 
 /** Every figure of a list row or a sum, by the names of the service's figure model (type-only import). */
-export type Sums = Record<FigureName, Decimal>;
+export type Sums = Record<AmountName, Decimal> & RevenueFigures;
 
 export type ListTask = Sums & {
   id: string;
@@ -36,6 +47,8 @@ export type TaskList = { project: Project; tasks: ListTask[]; totals: Sums; grou
 export type CostLine = {
   job_role: string;
   hourly_rate: Decimal;
+  bill_rate?: Decimal;
+  actual_revenue?: Decimal;
   logged_hours: Decimal;
   actual_cost: Decimal;
   first_day: string;
@@ -51,9 +64,17 @@ export type MemberFigures = {
   estimated_cost: Decimal;
   actual_cost: Decimal;
   cost_lines: CostLine[];
+  bill_rate?: Decimal;
+  estimated_revenue?: Decimal;
+  actual_revenue?: Decimal;
+  cost_rate_source?: RateSource;
+  bill_rate_source?: RateSource;
 };
+export type RateSource = 'member' | 'role' | 'none';
+export type RateWarning = { code: 'MISSING_COST_RATE' | 'MISSING_BILL_RATE'; team_member_id: string; name: string };
 export type Breakdown = {
-  task: Record<SummaryFigureName, Decimal> & { id: string; name: string; currency: string; billable: boolean };
+  task: Record<Exclude<SummaryFigureName, keyof RevenueFigures>, Decimal> & RevenueFigures & { id: string; name: string; currency: string; billable: boolean };
+  warnings?: RateWarning[];
   grouped_members: {
     jobRole: string;
     estimated_hours: Decimal;
@@ -68,7 +89,22 @@ export type RateCard = {
   project_id: string;
   currency: string;
   date: string;
-  roles: { job_role_id: string; job_role_name: string; hourly_rate: Decimal; effective_from: string }[];
+  roles: { job_role_id: string; job_role_name: string; hourly_rate: Decimal | null; bill_rate?: Decimal | null; effective_from: string }[];
+};
+export type RateCardHistory = { entries: { bill_rate?: Decimal | null }[] };
+
+/** GET /api/projects/:id/members/:team_member_id/rates (docs/api.md): a member's rates on a day, and why. */
+export type ResolvedRate = { amount: Decimal; source: RateSource; effective_from: string | null };
+export type MemberRateEntry = { hourly_rate: Decimal | null; bill_rate: Decimal | null; effective_from: string; written_at: string; written_by: string | null };
+export type RateExplanation = {
+  project_id: string;
+  team_member_id: string;
+  date: string;
+  rate_unit: 'hour' | 'day';
+  job_role: { id: string; name: string } | null;
+  hourly_rate: ResolvedRate;
+  bill_rate: ResolvedRate;
+  overrides: MemberRateEntry[];
 };
 
 /** The summary's figures of a project's totals, and a task's costs of labor (the rate-card preview). */
@@ -81,6 +117,26 @@ export type RatePreview = {
   project_totals: { before: PreviewTotals; after: PreviewTotals };
   tasks: { id: string; name: string; before: PreviewCosts; after: PreviewCosts }[];
 };
+
+/** GET /api/projects/:id/budget (docs/api.md): one budget's status; null budget: none set. */
+export type BudgetFigures = { budget: Decimal | null; spent: Decimal; remaining: Decimal | null; percent_used: Decimal | null };
+export type BudgetKind = 'money' | 'hours';
+export type BudgetAlert = { kind: BudgetKind; percent: number; crossed: boolean; crossed_at: string | null };
+export type BudgetStatus = {
+  project_id: string;
+  currency: string;
+  period: { kind: 'total' | 'month'; from: string | null; to: string | null };
+  money: BudgetFigures;
+  hours: BudgetFigures;
+  alerts: BudgetAlert[];
+};
+
+/** One event of the team's feed (GET /api/events); every event's data names its project. */
+export type FeedEvent = { id: string; seq: number; type: string; occurred_at: string; data: Record<string, unknown> };
+export type FeedPage = { events: FeedEvent[]; next_after: number };
+
+/** A project's member as GET /api/projects/:id/members answers it (names for the events' summaries). */
+export type ProjectMember = { team_member_id: string; name: string };
 
 export type BillableFilter = 'all' | 'billable' | 'non-billable';
 export type GroupBy = '' | 'status' | 'priority' | 'phase';

@@ -28,3 +28,17 @@ export function toNumber(value: Decimal): number {
 export function isNegative(value: Decimal): boolean {
   return String(value).trim().startsWith('-') && toNumber(value) !== 0;
 }
+
+const timeFormat = new Intl.DateTimeFormat('en-US', { dateStyle: 'medium', timeStyle: 'short' });
+/** A moment the service stamped (ISO 8601), in the browser's time zone. */
+export function formatTime(iso: string): string {
+  const at = new Date(iso);
+  return Number.isNaN(at.getTime()) ? iso : timeFormat.format(at);
+}
+
+const percentFormat = new Intl.NumberFormat('en-US', { maximumFractionDigits: 2 });
+/** A percentage the service computed (rounded to 2 decimals there), as text: "85.5%". */
+export function formatPercent(value: Decimal): string {
+  return `${percentFormat.format(String(value) as Intl.StringNumericLiteral)}%`;
+}
+
