@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import { ListOrder, Page, PageRequest, pageSql, pagedQuery, takePage } from '../http/paging';
 
 export type WebhookRow = { id: string; url: string; event_types: string[]; description: string | null; created_at: Date };
 
@@ -13,8 +14,18 @@ export async function insertWebhook(
   return row;
 }
 
-export async function listWebhooks(db: Knex, teamId: string): Promise<WebhookRow[]> {
-  return db('webhooks').where({ team_id: teamId }).orderBy([{ column: 'created_at' }, { column: 'id' }]).select(COLUMNS);
+/** The webhooks list's order: oldest first. */
+export const WEBHOOKS_ORDER: ListOrder = {
+  list: 'webhooks',
+  keys: [
+    { sql: 'created_at', type: 'timestamptz' },
+    { sql: 'id', type: 'uuid' },
+  ],
+};
+
+export async function listWebhooks(db: Knex, teamId: string, page: PageRequest): Promise<Page<WebhookRow>> {
+  const rows: WebhookRow[] = await pagedQuery(db, db('webhooks').where({ team_id: teamId }).select(COLUMNS), WEBHOOKS_ORDER, page);
+  return takePage(rows, WEBHOOKS_ORDER, page);
 }
 
 export async function findWebhook(db: Knex, teamId: string, id: string): Promise<WebhookRow | undefined> {
@@ -40,19 +51,30 @@ export type AttemptRow = {
   outcome: 'delivered' | 'retrying' | 'failed';
 };
 
-/** A webhook's attempts, newest first. */
-export async function listAttempts(db: Knex, teamId: string, webhookId: string, limit: number): Promise<AttemptRow[]> {
+/** A webhook's attempts list's order: newest first (webhook_attempts_log's order). */
+export const ATTEMPTS_ORDER: ListOrder = {
+  list: 'webhook-deliveries',
+  keys: [
+    { sql: 'a.attempted_at', type: 'timestamptz', descending: true },
+    { sql: 'a.id', type: 'uuid' },
+  ],
+};
+
+/** A page of a webhook's attempts, newest first. */
+export async function listAttempts(db: Knex, teamId: string, webhookId: string, page: PageRequest): Promise<Page<AttemptRow>> {
+  const sql = pageSql(ATTEMPTS_ORDER, page);
   const result = await db.raw(
     `select a.id, a.delivery_id, a.event_id, a.event_type, a.status_code, a.error, a.duration_ms, a.attempted_at, a.next_attempt_at,
             case when a.status_code between 200 and 299 and a.error is null then 'delivered'
-                 when a.next_attempt_at is null then 'failed' else 'retrying' end as outcome
+                 when a.next_attempt_at is null then 'failed' else 'retrying' end as outcome,
+            ${sql.keys}
      from webhook_attempts a
-     where a.team_id = :teamId and a.webhook_id = :webhookId
-     order by a.attempted_at desc, a.id
-     limit :limit`,
-    { teamId, webhookId, limit },
+     where a.team_id = :teamId and a.webhook_id = :webhookId and ${sql.after}
+     order by ${sql.orderBy}
+     limit ${sql.limit}`,
+    { teamId, webhookId, ...sql.bindings },
   );
-  return result.rows;
+  return takePage(result.rows as AttemptRow[], ATTEMPTS_ORDER, page);
 }
 
 /* The delivery queue (webhooks.worker.ts). */
