@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Knex } from 'knex';
 import { now as serviceNow } from '../clock';
 import type { Logger } from '../logger';
@@ -27,7 +28,7 @@ export type WorkerOptions = {
   retryDelayMs?: (attempts: number) => number;
   /** How often the queue is polled when idle (default 500 ms). */
   pollMs?: number;
-  /** Attempts in flight at once per webhook (default 8) and in all (default 64). */
+  /** Attempts in flight at once per webhook (default 16) and in all (default 64). */
   perWebhook?: number;
   concurrency?: number;
 };
@@ -46,17 +47,40 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
   const clock = options.clock ?? serviceNow;
   const delayMs = options.retryDelayMs ?? retryDelayMs;
   const pollMs = options.pollMs ?? 500;
-  const perWebhook = options.perWebhook ?? 8;
+  const perWebhook = options.perWebhook ?? 16;
   const concurrency = options.concurrency ?? 64;
 
   const inFlight = new Map<string, number>();
   let total = 0;
   const running = new Set<Promise<void>>();
   const abort = new AbortController();
+  // Every attempt in flight listens to it (up to `concurrency`): not a leak.
+  setMaxListeners(0, abort.signal);
   let stopped = false;
   let polling: Promise<void> | undefined;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
+
+  // Attempts made, waiting to be recorded: written together, one statement per batch, while the
+  // previous batch is being written (a busy queue costs one write per batch, not one per attempt).
+  let toRecord: { record: repo.AttemptRecord; done: (err?: unknown) => void }[] = [];
+  let recording: Promise<void> | undefined;
+  function record(entry: repo.AttemptRecord): Promise<void> {
+    const written = new Promise<void>((resolve, reject) => toRecord.push({ record: entry, done: (err) => (err === undefined ? resolve() : reject(err)) }));
+    if (!recording) {
+      recording = (async () => {
+        while (toRecord.length > 0) {
+          const batch = toRecord;
+          toRecord = [];
+          await repo.recordAttempts(db, batch.map((b) => b.record)).then(
+            () => batch.forEach((b) => b.done()),
+            (err: unknown) => batch.forEach((b) => b.done(err ?? new Error('could not record'))),
+          );
+        }
+      })().finally(() => (recording = undefined));
+    }
+    return written;
+  }
 
   async function attempt(delivery: repo.ClaimedDelivery): Promise<void> {
     const attemptedAt = clock();
@@ -65,7 +89,7 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
     const next = ok ? undefined : nextAttemptAt(new Date(delivery.created_at), delivery.attempts, clock(), delayMs);
     // Cut short by stop(): given back, due at once for the next start (or another instance).
     if (stopped && !ok) return repo.releaseClaims(db, [delivery], clock());
-    await repo.recordAttempt(db, delivery, { ...outcome, attemptedAt, delivered: ok, nextAttemptAt: next });
+    await record({ delivery, ...outcome, attemptedAt, delivered: ok, nextAttemptAt: next });
     deliveryStats.record(ok ? 'delivered' : next ? 'retrying' : 'failed');
   }
 
