@@ -79,8 +79,9 @@ export async function listAttempts(db: Knex, teamId: string, webhookId: string, 
 
 /* The delivery queue (webhooks.worker.ts). */
 
-/** The most due deliveries a claim looks at (claimDue). */
+/** The most due deliveries a claim looks at (claimDue): the oldest due, and the newest. */
 const SCAN = 512;
+const SCAN_NEWEST = 128;
 
 /** A claimed delivery with what its attempt sends. */
 export type ClaimedDelivery = {
@@ -104,9 +105,10 @@ export type ClaimedDelivery = {
  * instance dies mid-attempt is claimed again then (at least once), and its attempt count grows.
  *
  * What it reads is bounded whatever the backlog: the webhooks already at `perWebhook` in this instance
- * (a receiver that hangs keeps its slots full) are left out of the scan, and only the `SCAN` oldest
- * due deliveries of the others are ranked (along the due index, no sort of the whole queue). A webhook
- * whose backlog fills the scan is full once claimed, so the next claim reaches the others.
+ * (a receiver that hangs keeps its slots full) are left out of the scan, and only the SCAN oldest and
+ * SCAN_NEWEST newest due deliveries of the others are ranked (along the due index, both ends, no sort
+ * of the whole queue). A webhook whose backlog fills the oldest end is full once claimed, so the next
+ * claim reaches the others; and while it drains, other webhooks' fresh events are at the newest end.
  */
 export async function claimDue(
   db: Knex,
@@ -116,10 +118,15 @@ export async function claimDue(
   const result = await db.raw(
     `with busy (webhook_id, attempts) as (select * from unnest(cast(:busyIds as uuid[]), cast(:busyCounts as int[]))),
      oldest as (
-       select d.team_id, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
-       where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz) and d.webhook_id <> all(cast(:fullIds as uuid[]))
-       order by d.next_attempt_at
-       limit :scan
+       (select d.team_id, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
+        where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz) and d.webhook_id <> all(cast(:fullIds as uuid[]))
+        order by d.next_attempt_at
+        limit :scan)
+       union
+       (select d.team_id, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
+        where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz) and d.webhook_id <> all(cast(:fullIds as uuid[]))
+        order by d.next_attempt_at desc
+        limit :scanNewest)
      ),
      candidates as (
        select team_id, id from (
@@ -153,6 +160,7 @@ export async function claimDue(
       limit: opts.limit,
       perWebhook: opts.perWebhook,
       scan: SCAN,
+      scanNewest: SCAN_NEWEST,
       fullIds: `{${full.join(',')}}`,
       busyIds: `{${[...opts.inFlight.keys()].join(',')}}`,
       busyCounts: `{${[...opts.inFlight.values()].join(',')}}`,
