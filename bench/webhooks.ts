@@ -221,20 +221,22 @@ async function main() {
     await register(receivers.url('/ok/a'));
     rss.phase();
 
-    const phase = async (label: string) => {
+    const phase = async (label: string, seconds = duration) => {
       const before = receivers.lags('a').size;
-      const load = await writeLoad(ctx, tasks, member, duration);
+      const load = await writeLoad(ctx, tasks, member, seconds);
       const all = await waitUntil(() => receivers.lags('a').size >= before + load.acked.length, 120_000);
       const lags = [...receivers.lags('a').values()].slice(before);
       const line =
         `${label}: ${load.acked.length} logs written (${(load.acked.length / load.seconds).toFixed(0)}/s, ${load.errors} errors${load.errors ? `: ${[...load.statuses].map(([k, v]) => `${v} x ${k}`).join(', ')}` : ''}); ` +
         `POST latency p50 ${ms(quantile(load.latencies, 0.5))}, p99 ${ms(quantile(load.latencies, 0.99))}, max ${ms(Math.max(...load.latencies))}; ` +
         `delivery lag p50 ${ms(quantile(lags, 0.5))}, p99 ${ms(quantile(lags, 0.99))}, max ${ms(Math.max(...lags))}${all ? '' : ` [FLAGGED: ${lags.length} of ${load.acked.length} delivered]`}; ` +
-        `peak RSS ${rss.phase().toFixed(0)} MB`;
+        `peak RSS ${rss.phase().toFixed(0)} MB; load average ${os.loadavg()[0]?.toFixed(1)}`;
       log(line);
       report.push(line);
     };
 
+    // A warm-up at the same rate (the service just started: its code not yet optimised, the tasks' figures cold).
+    await phase('warm-up (not a measurement)', 5);
     await phase('a. one healthy webhook');
     const hang = await register(receivers.url('/hang'));
     await phase('c. a healthy webhook and one that never answers');

@@ -79,9 +79,13 @@ export async function listAttempts(db: Knex, teamId: string, webhookId: string, 
 
 /* The delivery queue (webhooks.worker.ts). */
 
-/** The most due deliveries a claim looks at (claimDue): the oldest due, and the newest. */
-const SCAN = 512;
-const SCAN_NEWEST = 128;
+/**
+ * How many due deliveries a claim of `limit` looks at (claimDue), at the oldest end and at the newest:
+ * a few times what it may take, so that webhooks near their cap still leave room for the others,
+ * and no more (a claim is made whenever an attempt ends: a busy queue is claimed from hundreds of times
+ * a second, a few rows each).
+ */
+const scanOf = (limit: number) => ({ oldest: Math.min(512, Math.max(32, limit * 8)), newest: Math.min(128, Math.max(16, limit * 2)) });
 
 /** A claimed delivery with what its attempt sends. */
 export type ClaimedDelivery = {
@@ -105,8 +109,8 @@ export type ClaimedDelivery = {
  * instance dies mid-attempt is claimed again then (at least once), and its attempt count grows.
  *
  * What it reads is bounded whatever the backlog: the webhooks already at `perWebhook` in this instance
- * (a receiver that hangs keeps its slots full) are left out of the scan, and only the SCAN oldest and
- * SCAN_NEWEST newest due deliveries of the others are ranked (along the due index, both ends, no sort
+ * (a receiver that hangs keeps its slots full) are left out of the scan, and only the oldest and
+ * newest due deliveries of the others (scanOf) are ranked (along the due index, both ends, no sort
  * of the whole queue). A webhook whose backlog fills the oldest end is full once claimed, so the next
  * claim reaches the others; and while it drains, other webhooks' fresh events are at the newest end.
  */
@@ -159,8 +163,8 @@ export async function claimDue(
       leaseUntil: opts.leaseUntil.toISOString(),
       limit: opts.limit,
       perWebhook: opts.perWebhook,
-      scan: SCAN,
-      scanNewest: SCAN_NEWEST,
+      scan: scanOf(opts.limit).oldest,
+      scanNewest: scanOf(opts.limit).newest,
       fullIds: `{${full.join(',')}}`,
       busyIds: `{${[...opts.inFlight.keys()].join(',')}}`,
       busyCounts: `{${[...opts.inFlight.values()].join(',')}}`,
