@@ -7,7 +7,7 @@ import path from 'node:path';
 import { createDb, DatabaseTarget } from '../src/db/knex';
 import { migrateToLatest } from '../src/db/migrate';
 import { createTeamWithAdmin } from '../src/teams/teams.service';
-import { commandOption, freePort, log, machine, rssOf, serverUrl, startService, waitReady } from './support';
+import { commandOption, cpuMeter, freePort, log, machine, rssOf, serverUrl, startService, waitReady } from './support';
 
 /*
  * npm run bench:webhooks -- [--backend postgres|pglite] [--database pfs_webhooks] [--rate 200]
@@ -31,6 +31,7 @@ const rate = Number(option('rate', '200'));
 const duration = Number(option('duration', '20'));
 const backlog = Number(option('backlog', '10000'));
 const TASKS = 20;
+const PROJECTS = 10;
 
 const quantile = (values: readonly number[], q: number) => {
   if (values.length === 0) return NaN;
@@ -81,7 +82,8 @@ async function startReceivers() {
 }
 
 type Ctx = { port: number; token: string; child: ChildProcess };
-const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+// Idle sockets closed before the service's keep-alive timeout (5 s) would: else one reused as the service closes it is a reset.
+const agent = new http.Agent({ keepAlive: true, maxSockets: 64, timeout: 4000 });
 
 function call(ctx: Ctx, method: string, url: string, body?: unknown): Promise<{ status: number; body: { body: Record<string, unknown> } }> {
   return new Promise((resolve, reject) => {
@@ -206,13 +208,16 @@ async function main() {
   const settings = { WEBHOOK_ALLOW_PRIVATE: 'true' };
   const ctx: Ctx = { port, token, child: startService(target, port, settings) };
   const rss = rssSampler(() => ctx.child.pid);
-  const report: string[] = [`Machine: ${machine()}`, `Command: npm run bench:webhooks -- ${args.join(' ')}`.trim(), `Backend: ${backend}; ${rate} time-log POSTs/s for ${duration} s per phase, ${TASKS} tasks, open loop`];
+  const report: string[] = [`Machine: ${machine()}`, `Command: npm run bench:webhooks -- ${args.join(' ')}`.trim(), `Backend: ${backend}; ${rate} time-log POSTs/s for ${duration} s per phase, ${TASKS} tasks in ${PROJECTS} projects, open loop`];
   try {
     await waitReady(port);
-    const project = (await call(ctx, 'POST', '/api/projects', { name: 'webhook bench' })).body.body;
+    // Tasks in several projects: a time log takes its project's row shared, and many share-lockers of
+    // one row at once cost PostgreSQL a multixact each (the write path's, not the deliveries').
+    const projects: string[] = [];
+    for (let i = 0; i < PROJECTS; i++) projects.push(String((await call(ctx, 'POST', '/api/projects', { name: `webhook bench ${i}` })).body.body.id));
     const member = String((await call(ctx, 'POST', '/api/team-members', { name: 'Bench member' })).body.body.id);
     const tasks: string[] = [];
-    for (let i = 0; i < TASKS; i++) tasks.push(String((await call(ctx, 'POST', `/api/projects/${project.id}/tasks`, { name: `task ${i}` })).body.body.id));
+    for (let i = 0; i < TASKS; i++) tasks.push(String((await call(ctx, 'POST', `/api/projects/${projects[i % PROJECTS]}/tasks`, { name: `task ${i}` })).body.body.id));
     const register = async (url: string) => {
       const res = await call(ctx, 'POST', '/api/webhooks', { url, event_types: ['time_log.created'] });
       if (res.status !== 201) throw new Error(`could not register ${url}: ${JSON.stringify(res.body)}`);
@@ -223,14 +228,16 @@ async function main() {
 
     const phase = async (label: string, seconds = duration) => {
       const before = receivers.lags('a').size;
+      const cpu = cpuMeter(ctx.child.pid);
       const load = await writeLoad(ctx, tasks, member, seconds);
       const all = await waitUntil(() => receivers.lags('a').size >= before + load.acked.length, 120_000);
+      const perWrite = cpu(load.acked.length)?.service;
       const lags = [...receivers.lags('a').values()].slice(before);
       const line =
         `${label}: ${load.acked.length} logs written (${(load.acked.length / load.seconds).toFixed(0)}/s, ${load.errors} errors${load.errors ? `: ${[...load.statuses].map(([k, v]) => `${v} x ${k}`).join(', ')}` : ''}); ` +
         `POST latency p50 ${ms(quantile(load.latencies, 0.5))}, p99 ${ms(quantile(load.latencies, 0.99))}, max ${ms(Math.max(...load.latencies))}; ` +
         `delivery lag p50 ${ms(quantile(lags, 0.5))}, p99 ${ms(quantile(lags, 0.99))}, max ${ms(Math.max(...lags))}${all ? '' : ` [FLAGGED: ${lags.length} of ${load.acked.length} delivered]`}; ` +
-        `peak RSS ${rss.phase().toFixed(0)} MB; load average ${os.loadavg()[0]?.toFixed(1)}`;
+        `the service's CPU ${perWrite?.toFixed(0)} µs a write (its deliveries included); peak RSS ${rss.phase().toFixed(0)} MB; load average ${os.loadavg()[0]?.toFixed(1)}`;
       log(line);
       report.push(line);
     };
@@ -266,12 +273,14 @@ async function main() {
     ctx.child = startService(target, port, settings);
     await waitReady(port);
     const ready = Date.now();
+    const cpu = cpuMeter(ctx.child.pid);
     const done = await waitUntil(() => receivers.lags('b').size >= backlog, 300_000);
     const finished = Date.now();
+    const perEvent = cpu(backlog)?.service;
     const got = receivers.lags('b').size;
     const line =
       `b. ${backlog} queued events: ${done ? 'all' : `[FLAGGED] only ${got}`} delivered ${((finished - ready) / 1000).toFixed(1)} s after the restarted service was ready ` +
-      `(${((finished - spawned) / 1000).toFixed(1)} s after its start; ${(got / ((finished - ready) / 1000)).toFixed(0)} events/s); peak RSS ${rss.phase().toFixed(0)} MB`;
+      `(${((finished - spawned) / 1000).toFixed(1)} s after its start; ${(got / ((finished - ready) / 1000)).toFixed(0)} events/s; the service's CPU ${perEvent?.toFixed(0)} µs an event); peak RSS ${rss.phase().toFixed(0)} MB; load average ${os.loadavg()[0]?.toFixed(1)}`;
     log(line);
     report.push(line);
     const peakLine = `d. peak RSS through every phase: ${rss.peak().toFixed(0)} MB`;

@@ -28,7 +28,7 @@ export type WorkerOptions = {
   retryDelayMs?: (attempts: number) => number;
   /** How often the queue is polled when idle (default 500 ms). */
   pollMs?: number;
-  /** Attempts in flight at once per webhook (default 16) and in all (default 64). */
+  /** Attempts in flight at once per webhook (default 16) and in all (default 256: sixteen receivers that hang fill it). */
   perWebhook?: number;
   concurrency?: number;
 };
@@ -48,7 +48,7 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
   const delayMs = options.retryDelayMs ?? retryDelayMs;
   const pollMs = options.pollMs ?? 500;
   const perWebhook = options.perWebhook ?? 16;
-  const concurrency = options.concurrency ?? 64;
+  const concurrency = options.concurrency ?? 256;
 
   const inFlight = new Map<string, number>();
   let total = 0;
@@ -82,9 +82,13 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
     return written;
   }
 
-  async function attempt(delivery: repo.ClaimedDelivery): Promise<void> {
+  /** Sends a delivery, frees its slot once the receiver has answered (or not), then records the attempt. */
+  async function attempt(delivery: repo.ClaimedDelivery, free: () => void): Promise<void> {
     const attemptedAt = clock();
     const outcome = await deliver({ id: delivery.event_id, body: delivery.body, url: delivery.url, secret: delivery.secret }, { allowPrivate, now: attemptedAt, signal: abort.signal });
+    // The receiver is done with it: the slot may take the next delivery while this one is recorded
+    // (its lease keeps it from being claimed again meanwhile).
+    free();
     const ok = delivered(outcome);
     const next = ok ? undefined : nextAttemptAt(new Date(delivery.created_at), delivery.attempts, clock(), delayMs);
     // Cut short by stop(): given back, due at once for the next start (or another instance).
@@ -96,16 +100,22 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
   function launch(delivery: repo.ClaimedDelivery): void {
     inFlight.set(delivery.webhook_id, (inFlight.get(delivery.webhook_id) ?? 0) + 1);
     total += 1;
-    const run = attempt(delivery)
+    let freed = false;
+    const free = () => {
+      if (freed) return;
+      freed = true;
+      const left = (inFlight.get(delivery.webhook_id) ?? 1) - 1;
+      if (left === 0) inFlight.delete(delivery.webhook_id);
+      else inFlight.set(delivery.webhook_id, left);
+      total -= 1;
+      // Room for another attempt: claim at once rather than at the next poll.
+      if (!stopped) void poll();
+    };
+    const run = attempt(delivery, free)
       .catch((err: unknown) => logger.warn({ err, delivery: delivery.id }, 'could not record a webhook attempt'))
       .finally(() => {
-        const left = (inFlight.get(delivery.webhook_id) ?? 1) - 1;
-        if (left === 0) inFlight.delete(delivery.webhook_id);
-        else inFlight.set(delivery.webhook_id, left);
-        total -= 1;
+        free();
         running.delete(run);
-        // Room for another attempt: claim at once rather than at the next poll.
-        if (!stopped) void poll();
       });
     running.add(run);
   }

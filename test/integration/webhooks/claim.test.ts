@@ -10,7 +10,8 @@ import { ClaimedDelivery, claimDue } from '../../../src/webhooks/webhooks.reposi
 
 let h: Harness;
 beforeAll(async () => {
-  h = await startHarness();
+  // A database of its own: a worker of another test file (webhooks.test.ts) claims every due delivery it sees.
+  h = await startHarness({ ownDatabase: true });
 });
 afterAll(() => h.close());
 
