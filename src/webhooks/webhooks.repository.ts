@@ -228,6 +228,16 @@ export async function recordAttempts(db: Knex, records: readonly AttemptRecord[]
   );
 }
 
+/**
+ * Refreshes the planner's statistics of the queue. The claim's plan depends on them (with none, an
+ * estimate of a few due rows sorts every due row instead of reading the oldest along the due index:
+ * 30 ms a claim at 10,000 due on PGlite, 4 ms with them), and the embedded database has no autovacuum
+ * to gather them (nor has a server run without it).
+ */
+export async function analyzeQueue(db: Knex): Promise<void> {
+  await db.raw('analyze webhook_deliveries');
+}
+
 /** Gives claimed deliveries back (due at `now`), e.g. when the worker stops before attempting them. */
 export async function releaseClaims(db: Knex, deliveries: readonly ClaimedDelivery[], now: Date): Promise<void> {
   for (const delivery of deliveries) {

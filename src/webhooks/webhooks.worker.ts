@@ -39,6 +39,12 @@ export type Worker = {
   stop(): Promise<void>;
 };
 
+/** How long the worker waits after an attempt ends before it claims, to claim for the others ending meanwhile. */
+const REFILL_MS = 5;
+
+/** Deliveries claimed between two refreshes of the queue's statistics. */
+const ANALYZE_EVERY = 2000;
+
 /** A claim outlives the attempt: past it, the delivery is due again (its instance died). */
 const LEASE_MS = ATTEMPT_TIMEOUT_MS * 6;
 
@@ -97,6 +103,17 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
     deliveryStats.record(ok ? 'delivered' : next ? 'retrying' : 'failed');
   }
 
+  // Room for another attempt: claimed soon rather than at the next poll, the attempts that end within
+  // REFILL_MS together (one claim of several rows, not one per attempt: a claim costs the same for one).
+  let refilling: NodeJS.Timeout | undefined;
+  function refill(): void {
+    if (stopped || refilling) return;
+    refilling = setTimeout(() => {
+      refilling = undefined;
+      void poll();
+    }, REFILL_MS);
+  }
+
   function launch(delivery: repo.ClaimedDelivery): void {
     inFlight.set(delivery.webhook_id, (inFlight.get(delivery.webhook_id) ?? 0) + 1);
     total += 1;
@@ -108,8 +125,7 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
       if (left === 0) inFlight.delete(delivery.webhook_id);
       else inFlight.set(delivery.webhook_id, left);
       total -= 1;
-      // Room for another attempt: claim at once rather than at the next poll.
-      if (!stopped) void poll();
+      refill();
     };
     const run = attempt(delivery, free)
       .catch((err: unknown) => logger.warn({ err, delivery: delivery.id }, 'could not record a webhook attempt'))
@@ -120,11 +136,19 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
     running.add(run);
   }
 
+  // The queue's statistics, refreshed at the first poll and after every ANALYZE_EVERY claims
+  // (repo.analyzeQueue: the claim's plan needs them; PGlite has no autovacuum).
+  let claimsSinceAnalyze = ANALYZE_EVERY;
   async function pollOnce(): Promise<void> {
     const room = concurrency - total;
     if (room <= 0 || stopped) return;
+    if (claimsSinceAnalyze >= ANALYZE_EVERY) {
+      claimsSinceAnalyze = 0;
+      await repo.analyzeQueue(db).catch((err: unknown) => logger.warn({ err }, 'could not analyze the webhook deliveries'));
+    }
     const now = clock();
     const claimed = await repo.claimDue(db, { now, leaseUntil: new Date(now.getTime() + LEASE_MS), limit: room, perWebhook, inFlight });
+    claimsSinceAnalyze += claimed.length;
     if (stopped) {
       await repo.releaseClaims(db, claimed, now);
       return;
@@ -158,6 +182,7 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
     async stop() {
       stopped = true;
       clearTimeout(timer);
+      clearTimeout(refilling);
       await polling;
       // Attempts in flight are cut short: their deliveries are claimed again once their lease ends.
       abort.abort();
