@@ -2,14 +2,16 @@ import { execSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { BENCH_TOKEN, SIZES, Size, projectId, taskId } from './dataset';
+import { BENCH_TOKEN, SIZES, Size, projectId, projectSizes, taskId } from './dataset';
 import { createDb } from '../src/db/knex';
 import { createTeamWithAdmin } from '../src/teams/teams.service';
 import { CpuPerRequest, commandOption, cpuMeasured, cpuMeter, cpuTable, datasetLine, healthzSliceSeconds, log, machine, notAll2xx, postgresTarget, prepare, rssOf, settle, shareOf, startService, waitReady } from './support';
 
 /*
  * npm run bench:isolation -- [--size small|full] [--connections 10] [--duration 10]
- *                            [--only exports,writes,previews,timelogs,flood]
+ *                            [--only exports,writes,previews,timelogs,flood,burst]
+ *                            [--database pfs_bench_<size>] [--service <worktree of the build to serve>]
+ *                            [--burst-logs 15000] [--burst-projects 4]
  *
  * Isolation and bounded work (PostgreSQL): each scenario runs while a prober (a process of its own)
  * asks /healthz over and over, so every figure sits beside the worst /healthz answer of the same
@@ -24,6 +26,11 @@ import { CpuPerRequest, commandOption, cpuMeasured, cpuMeter, cpuTable, datasetL
  *     each load's CPU per request (support.ts).
  *  4. Two teams: team B sends 600 time-log POSTs at once on one task while team A keeps reading its
  *     projects; A's latency against A's idle latency, A's 5xx, B's answers (no request may hang).
+ *  5. A burst of writes (issue 36 item 7): random breakdowns of the tasks of the first `burst-projects`
+ *     projects, settled; then `burst-logs` time-log POSTs spread over those tasks as fast as the
+ *     service takes them; then the same breakdowns right after, second by second, with the tasks still
+ *     marked out of date (stale_tasks) at each second; then no request at all until the marks are gone
+ *     (the backlog drains in the background), with the worst /healthz of each phase.
  * The service's peak RSS (VmHWM) over the whole run closes the report.
  */
 const args = process.argv.slice(2);
@@ -33,9 +40,14 @@ if (!size) throw new Error('--size must be small or full');
 const connections = Number(option('connections', '10'));
 const duration = Number(option('duration', '10'));
 const PORT = Number(option('port', '3458'));
+const DATABASE = option('database', `pfs_bench_${size.name}`);
+// Another worktree's build served instead of this one (built there already): the before of a before and after.
+const SERVICE_DIR = option('service', '');
+const BURST_LOGS = Number(option('burst-logs', '15000'));
+const BURST_PROJECTS = Number(option('burst-projects', '4'));
 const BASE = `http://127.0.0.1:${PORT}`;
 const HANG_MS = 60_000;
-const SCENARIOS = ['exports', 'writes', 'previews', 'timelogs', 'flood'] as const;
+const SCENARIOS = ['exports', 'writes', 'previews', 'timelogs', 'flood', 'burst'] as const;
 const only = option('only', SCENARIOS.join(',')).split(',');
 const unknown = only.filter((name) => !(SCENARIOS as readonly string[]).includes(name));
 if (unknown.length) throw new Error(`--only takes ${SCENARIOS.join(', ')}; not ${unknown.join(', ')}`);
@@ -177,16 +189,17 @@ async function flood(url: string, token: string, body: unknown, count: number): 
 }
 
 async function main() {
-  execSync('npm run --silent build', { stdio: 'inherit' });
-  const target = await postgresTarget(size);
+  if (!SERVICE_DIR) execSync('npm run --silent build', { stdio: 'inherit' });
+  const target = await postgresTarget(size, DATABASE);
   const rows = await prepare(target, size);
-  const child = startService(target, PORT);
+  const child = startService(target, PORT, {}, SERVICE_DIR || '.');
   // Never leave the service running (holding the port and the database) when this script fails.
   process.once('exit', () => child.kill('SIGKILL'));
   const lines: string[] = [
     `Machine: ${machine()}`,
     `${datasetLine(size, rows)}; PostgreSQL, large project ${size.largeProjectTasks} tasks`,
     `Command: npm run bench:isolation -- ${args.join(' ')}`.trim(),
+    ...(SERVICE_DIR ? [`Service: the build of ${SERVICE_DIR} (${execSync('git rev-parse --short HEAD', { cwd: SERVICE_DIR, encoding: 'utf8' }).trim()})`] : []),
     '',
   ];
   const report = (line: string) => {
@@ -434,6 +447,9 @@ async function main() {
       report(`B's 600 POSTs took ${ms(floodMs)}: ${counts}. Worst /healthz meanwhile: ${ms(healthzFlood.max)}; worst event-loop delay ${ms(healthzFlood.loop)}.`);
       notePeak();
     }
+
+    // 5. A burst of writes, then reads right after it, then the backlog left to drain without requests.
+    if (runs('burst')) await burstScenario(target, report, member1);
   } finally {
     clearInterval(sampler);
     const { peak } = rssOf(child.pid as number);
@@ -447,6 +463,105 @@ async function main() {
   const file = path.join(dir, `isolation-${size.name}-${new Date().toISOString().replace(/[:.]/g, '-')}.md`);
   fs.writeFileSync(file, `${lines.join('\n')}\n`);
   log(`\nWritten to ${path.relative(process.cwd(), file)}`);
+}
+
+/** The tasks marked out of date (stale_tasks), over every project. */
+async function staleTasks(db: ReturnType<typeof createDb>): Promise<number> {
+  const result = await db.raw('select count(distinct (team_id, task_id))::int as n from stale_tasks');
+  return Number(result.rows[0].n);
+}
+
+/**
+ * Issue 36 item 7: settled breakdowns, a burst of time logs, breakdowns right after it in one-second
+ * windows (with the tasks still marked at the end of each), then no request until the marks are gone.
+ * The targets: right after the burst, at least 50% of the settled throughput and a p99 within 5x of the
+ * settled one (or under 50 ms); the backlog drained without reads; no /healthz answer over 100 ms.
+ */
+async function burstScenario(target: Parameters<typeof createDb>[0], report: (line: string) => void, memberId: string) {
+  const sizes = projectSizes(size);
+  const tasks = Array.from({ length: BURST_PROJECTS }, (_, p) => Array.from({ length: sizes[p] ?? 0 }, (__, i) => taskId(p, i))).flat();
+  const pick = () => tasks[Math.floor(Math.random() * tasks.length)] as string;
+  const breakdown = () => `/api/project-finance/task/${pick()}/breakdown`;
+  const db = createDb(target);
+  try {
+    await settle(db);
+    report('');
+    report(`### A burst of ${BURST_LOGS} time logs over the ${tasks.length} tasks of ${BURST_PROJECTS} projects (issue 36 item 7)`);
+    report('');
+    report(`Random breakdowns of those tasks, ${connections} connections, in 1-s windows; tasks still marked out of date at the end of each window.`);
+    report('');
+    const windows = async (seconds: number) => {
+      const out: { rps: number; p99: number; errors: number; stale: number }[] = [];
+      for (let i = 0; i < seconds; i++) {
+        const r = await throughput(breakdown, 'GET', undefined, 1);
+        out.push({ rps: r.rps, p99: r.p99, errors: r.errors, stale: await staleTasks(db) });
+      }
+      return out;
+    };
+    // Warmed up first: a service just started answers its first seconds slower (compilation, caches).
+    await throughput(breakdown, 'GET', undefined, 3);
+    let stop = await probeHealthz();
+    const settled = await windows(duration);
+    const settledHealthz = await stop();
+    const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+    const settledRps = mean(settled.map((w) => w.rps));
+    const settledP99 = Math.max(...settled.map((w) => w.p99));
+    stop = await probeHealthz();
+    const started = performance.now();
+    const logs = await autocannon({
+      url: BASE,
+      connections,
+      amount: BURST_LOGS,
+      requests: [
+        {
+          method: 'POST',
+          headers: { authorization: `Bearer ${BENCH_TOKEN}`, 'content-type': 'application/json' },
+          setupRequest: (req) => ({ ...req, path: `/api/tasks/${pick()}/time-logs`, body: JSON.stringify({ team_member_id: memberId, seconds: 60 + Math.floor(Math.random() * 3600) }) }),
+        },
+      ],
+    });
+    const burstMs = performance.now() - started;
+    const burstHealthz = await stop();
+    const staleAfterBurst = await staleTasks(db);
+    stop = await probeHealthz();
+    const after = await windows(duration);
+    const afterHealthz = await stop();
+    // No request at all now (the count is read from the database, not asked of the service).
+    stop = await probeHealthz();
+    const drainStarted = performance.now();
+    const left: string[] = [];
+    let stale = await staleTasks(db);
+    while (stale > 0 && performance.now() - drainStarted < 180_000) {
+      await new Promise((r) => setTimeout(r, 1000));
+      stale = await staleTasks(db);
+      left.push(String(stale));
+    }
+    const drainMs = performance.now() - drainStarted;
+    const drainHealthz = await stop();
+    const minRps = Math.min(...after.map((w) => w.rps));
+    const afterP99 = Math.max(...after.map((w) => w.p99));
+    report(`| Phase | req/s (1-s windows) | p99 ms (windows) | errors | tasks marked after each window | worst /healthz | worst event-loop delay |`);
+    report('|---|---|---|---:|---|---:|---:|');
+    const row = (name: string, ws: typeof settled, h: { max: number; loop: number }) =>
+      report(`| ${name} | ${ws.map((w) => w.rps.toFixed(0)).join(' ')} | ${ws.map((w) => w.p99).join(' ')} | ${ws.reduce((n, w) => n + w.errors, 0)} | ${ws.map((w) => w.stale).join(' ')} | ${ms(h.max)} | ${ms(h.loop)} |`);
+    row('settled', settled, settledHealthz);
+    row('right after the burst', after, afterHealthz);
+    report('');
+    report(
+      `Burst: ${logs.requests.total} POSTs in ${ms(burstMs)} (${(logs.requests.total / (burstMs / 1000)).toFixed(0)}/s, p99 ${logs.latency.p99} ms, ` +
+        `${logs.errors + logs.timeouts + logs.non2xx} errors); ${staleAfterBurst} tasks marked at its end; worst /healthz meanwhile ${ms(burstHealthz.max)}, event-loop delay ${ms(burstHealthz.loop)}.`,
+    );
+    report(
+      `Right after: ${settledRps.toFixed(0)} req/s settled, ${mean(after.map((w) => w.rps)).toFixed(0)} mean and ${minRps.toFixed(0)} in the worst window ` +
+        `(${((100 * minRps) / settledRps).toFixed(0)}% of settled; target 50%); p99 ${afterP99} ms against ${settledP99} ms settled (${(afterP99 / Math.max(1, settledP99)).toFixed(1)}x; target 5x or under 50 ms).`,
+    );
+    report(
+      `Without requests: ${stale === 0 ? `no task marked after ${(drainMs / 1000).toFixed(1)} s` : `${stale} tasks still marked after ${(drainMs / 1000).toFixed(0)} s`} ` +
+        `(each second: ${left.join(' ') || '-'}); worst /healthz meanwhile ${ms(drainHealthz.max)}, event-loop delay ${ms(drainHealthz.loop)} (target: 100 ms).`,
+    );
+  } finally {
+    await db.destroy();
+  }
 }
 
 main().catch((err: unknown) => {

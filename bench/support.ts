@@ -137,9 +137,8 @@ export async function prepare(target: DatabaseTarget, size: Size): Promise<RowsP
   }
 }
 
-/** The database pfs_bench_<size> on the PostgreSQL server, created when missing. */
-export async function postgresTarget(size: Size): Promise<DatabaseTarget> {
-  const name = `pfs_bench_${size.name}`;
+/** The database `name` (by default pfs_bench_<size>) on the PostgreSQL server, created when missing. */
+export async function postgresTarget(size: Size, name = `pfs_bench_${size.name}`): Promise<DatabaseTarget> {
   const admin = createDb({ kind: 'postgres', url: serverUrl, poolMax: 1 });
   const exists = await admin.raw('select 1 from pg_database where datname = ?', [name]);
   if (exists.rows.length === 0) await admin.raw(`create database ${name}`);
@@ -149,8 +148,11 @@ export async function postgresTarget(size: Size): Promise<DatabaseTarget> {
   return { kind: 'postgres', url: url.toString() };
 }
 
-/** The built service as its own process; the rate limit is off (one address drives it far above any client). */
-export function startService(target: DatabaseTarget, port: number, settings: Record<string, string> = {}): ChildProcess {
+/**
+ * The built service as its own process; the rate limit is off (one address drives it far above any
+ * client). `dir`: the worktree whose build is served (another build's, for a before and after).
+ */
+export function startService(target: DatabaseTarget, port: number, settings: Record<string, string> = {}, dir = '.'): ChildProcess {
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', SEED_DEMO: 'false', RATE_LIMIT_PER_MINUTE: '0', ...settings };
   delete env.DATABASE_URL;
   delete env.DATA_DIR;
@@ -159,7 +161,7 @@ export function startService(target: DatabaseTarget, port: number, settings: Rec
   else env.DATA_DIR = target.dataDir;
   // BENCH_SERVICE_LOGS=1 shows the service's log (warnings and errors) beside the report.
   const stdout = process.env.BENCH_SERVICE_LOGS === '1' ? 'inherit' : 'ignore';
-  return spawn(process.execPath, ['dist/src/server.js'], { env, stdio: ['ignore', stdout, 'inherit'] });
+  return spawn(process.execPath, ['dist/src/server.js'], { cwd: dir, env, stdio: ['ignore', stdout, 'inherit'] });
 }
 
 /** A port nothing listens on now (the kernel's choice for port 0). */

@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 
 /*
- * Revenue, cost and margin (CONTRACT section 8; docs/finance-rules.md):
+ * Revenue, cost and margin (docs/finance-rules.md, docs/api.md "A member's own rates"):
  *   - project_rate_cards.bill_rate: what an hour (or a day) of the role is billed, dated with the entry;
  *     null means 0, exactly like a null hourly_rate;
  *   - project_member_rates: a member's own rates in a project, dated history like the rate card (an

@@ -13,6 +13,8 @@ import * as listOrderIndexes from './20261127_011_list_order_indexes';
 import * as tokenLifecycle from './20261127_012_token_lifecycle';
 import * as events from './20261127_020_events';
 import * as revenueRates from './20261128_022_revenue_rates';
+import * as budgets from './20261128_023_budgets';
+import * as revenueFigures from './20261128_024_revenue_figures';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -35,6 +37,8 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261127_012_token_lifecycle', tokenLifecycle],
   ['20261127_020_events', events],
   ['20261128_022_revenue_rates', revenueRates],
+  ['20261128_023_budgets', budgets],
+  ['20261128_024_revenue_figures', revenueFigures],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

@@ -19,6 +19,7 @@ import { errorHandler, routeNotFound } from './http/error-handler';
 import { createMetrics, requireMetricsToken } from './http/metrics';
 import { admissionInTurns, clientByCheckedToken } from './http/admission';
 import { eventsRouter } from './events/events.router';
+import { budgetsRouter } from './budgets/budgets.router';
 import { rateLimit } from './http/rate-limit';
 import { TeamShare, teamShare } from './http/team-share';
 import { cutStalledClients } from './http/stalled-clients';
@@ -172,6 +173,7 @@ export function createApp(deps: AppDeps): Express {
   api.use(jobRolesRouter(db));
   api.use(teamMembersRouter(db));
   api.use(projectsRouter(db));
+  api.use(budgetsRouter(db));
   api.use(tasksRouter(db));
   api.use(timeLogsRouter(db));
   api.use(sessionRouter(db));

@@ -11,6 +11,7 @@ import { migrateToLatest } from './db/migrate';
 import { StartupError, openDatabase } from './db/open-database';
 import { onRefreshed } from './finance/read-model/freshness';
 import { createPartsFiller } from './finance/read-model/parts-fill';
+import { createDrainer } from './finance/read-model/drainer';
 import { createActivity } from './http/activity';
 import { serverFor } from './http/express-server';
 import { createLogger } from './logger';
@@ -106,6 +107,8 @@ async function main(): Promise<void> {
     // Breakdown parts a project-wide refresh leaves empty are filled in behind it (finance/read-model/parts-fill.ts).
     const filler = createPartsFiller(db, logger, { quiet: () => activity.quietFor(QUIET_MS) });
     onRefreshed(db, filler.refreshed);
+    // Marks left by writes drained in the background, so reads do not pay for a burst of writes.
+    const drainer = createDrainer(db, logger, { quiet: () => activity.quietFor(0) });
     // Webhook deliveries, in the background; stopped before the database closes.
     const webhooks = startWebhookWorker({ db, logger, allowPrivate: config.webhookAllowPrivate });
     void filler.scheduleOutdated().catch((err: unknown) => logger.warn({ err }, 'could not look for breakdown parts to fill'));
@@ -116,6 +119,7 @@ async function main(): Promise<void> {
     logger.info({ url: baseUrl }, 'listening');
     printWelcome({ baseUrl, generatedAdminToken: access.generatedAdminToken, adminTokenFromEnv: Boolean(config.adminToken) && !access.adminTokenRevoked, demo });
     handleSignals(server, async () => {
+      await drainer.stop();
       await filler.stop();
       await tokenUsage.settled();
       await webhooks.stop();

@@ -1,3 +1,4 @@
+import { now } from '../clock';
 import { loadConfig } from '../config';
 import { DataDirInUseError } from '../db/data-dir-owner';
 import { configuredTarget } from '../db/knex';
@@ -112,7 +113,7 @@ async function main(args: string[]): Promise<number> {
       console.log(`Created ${token.role} token "${token.name}" (id ${token.id}${expiry}). The secret is shown this once:\n${token.token}`);
     } else if (command === 'list') {
       for await (const t of everyRow(TOKENS_ORDER, (page) => listTokens(db, teamId, page))) {
-        const state = t.revoked_at ? 'revoked' : t.expires_at && new Date(t.expires_at) <= new Date() ? 'expired' : 'active ';
+        const state = t.revoked_at ? 'revoked' : t.expires_at && new Date(t.expires_at) <= now() ? 'expired' : 'active ';
         console.log(`${t.id}  ${t.role.padEnd(6)}  ${state}  ${t.name}  (expires ${when(t.expires_at)}, last used ${when(t.last_used_at)})`);
       }
     } else {

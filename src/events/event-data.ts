@@ -59,27 +59,56 @@ export function taskArchivedEvent(task: { id: string; project_id: string }, arch
   return { task_id: task.id, project_id: task.project_id, action: 'archived', changed: ['archived'], archived_tasks: archivedTasks };
 }
 
-type ProjectInputs = { id: string; name: string; currency: string; budget: string | null; time_zone: string };
-const PROJECT_FIELDS = ['name', 'currency', 'budget', 'time_zone'] as const;
+type ProjectInputs = {
+  id: string;
+  name: string;
+  currency: string;
+  budget: string | null;
+  time_zone: string;
+  rate_unit: string;
+  hours_per_day: string;
+  hours_budget: string | null;
+  budget_period: string;
+  budget_alerts: number[];
+};
+const PROJECT_FIELDS = ['name', 'currency', 'budget', 'time_zone', 'rate_unit', 'hours_per_day', 'hours_budget', 'budget_period', 'budget_alerts'] as const;
 
 /** project.changed for a project created (no `before`) or changed, with the fields that changed (undefined: none did). */
 export function projectChangedEvent(before: ProjectInputs | undefined, after: ProjectInputs) {
-  const changed = PROJECT_FIELDS.filter((field) => !before || before[field] !== after[field]);
+  const changed = PROJECT_FIELDS.filter((field) => !before || String(before[field]) !== String(after[field]));
   if (changed.length === 0) return undefined;
+  const decimal = (value: string | null) => (value === null ? null : toDecimal(value));
   return {
     project_id: after.id,
     action: before ? 'updated' : 'created',
     changed,
-    project: { name: after.name, currency: after.currency, budget: after.budget === null ? null : toDecimal(after.budget), time_zone: after.time_zone },
+    project: {
+      name: after.name,
+      currency: after.currency,
+      budget: decimal(after.budget),
+      time_zone: after.time_zone,
+      rate_unit: after.rate_unit,
+      hours_per_day: toDecimal(after.hours_per_day),
+      hours_budget: decimal(after.hours_budget),
+      budget_period: after.budget_period,
+      budget_alerts: after.budget_alerts,
+    },
   };
 }
 
 /** rate_card.changed: the card written from `effective_from` on, and the roles whose rate on some day from it on changed. */
-export function rateCardEvent(projectId: string, effectiveFrom: string, roles: readonly { job_role_id: string; hourly_rate: number | null }[], changedRoleIds: readonly string[]) {
+const rateOrNull = (rate: number | string | null) => (rate === null ? null : toDecimal(rate));
+
+export function rateCardEvent(
+  projectId: string,
+  effectiveFrom: string,
+  roles: readonly { job_role_id: string; hourly_rate: string | null; bill_rate: string | null }[],
+  changedRoleIds: readonly string[],
+) {
   return {
     project_id: projectId,
     effective_from: effectiveFrom,
-    roles: roles.map((entry) => ({ job_role_id: entry.job_role_id, hourly_rate: entry.hourly_rate === null ? null : toDecimal(entry.hourly_rate) })),
+    roles: roles.map((entry) => ({ job_role_id: entry.job_role_id, hourly_rate: rateOrNull(entry.hourly_rate), bill_rate: rateOrNull(entry.bill_rate) })),
     changed_job_role_ids: changedRoleIds,
   };
 }
@@ -91,4 +120,19 @@ export function memberRoleEvent(
   change: { job_role_id: string | null; effective_from: string; added: boolean } | { removed: true },
 ) {
   return { project_id: projectId, team_member_id: memberId, ...change };
+}
+
+/** member_rates.changed: a member's own rates in a project written from `effective_from` on (null: its role's rate). */
+export function memberRatesEvent(
+  projectId: string,
+  memberId: string,
+  change: { effective_from: string; hourly_rate: string | null; bill_rate: string | null },
+) {
+  return {
+    project_id: projectId,
+    team_member_id: memberId,
+    effective_from: change.effective_from,
+    hourly_rate: rateOrNull(change.hourly_rate),
+    bill_rate: rateOrNull(change.bill_rate),
+  };
 }

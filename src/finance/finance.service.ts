@@ -5,29 +5,33 @@ import { AppError, notFound } from '../http/errors';
 import type { PageRequest } from '../http/paging';
 import { JsonText, jsonArrayInTurns, jsonBytes, numericJson, successEnvelope } from '../http/respond';
 import { checkAmountDecimals } from '../http/validate';
-import type { ProjectRow } from '../projects/projects.repository';
 import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
-import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, figuresOf, passesBillableFilter, rollUp } from './rules/calculator';
-import { FIGURES, FIGURE_NAMES, FigureTexts, SUMMARY_FIGURES } from './rules/figures';
-import { Decimal, toDecimal } from './rules/money';
-import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask } from './read-model/labor';
+import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, figuresOf, passesBillableFilter, rollUp, warningsOf } from './rules/calculator';
+import { FIGURES, FIGURE_NAMES, Figure, FigureTexts, SUMMARY_FIGURES } from './rules/figures';
+import { Decimal, hourlyOfDayRate, toDecimal } from './rules/money';
+import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask, perDayOf } from './read-model/labor';
 import { nextTurn, turns } from '../turns';
 import { readCurrent } from './read-model/freshness';
 import { nowIso } from '../clock';
-import { presentAssignees, presentGroups, presentMembers, presentSummary } from './rules/present';
+import { presentAssignees, presentGroups, presentMembers, presentSummary, presentWarnings } from './rules/present';
 import { participantsInScope } from './inputs/participants';
 import { DayRange, Scope, tasksInScope } from './inputs/scope';
 import { StoredBreakdownRow, storeBreakdownParts, storedBreakdown } from './read-model/breakdown.sql';
 import { ListedFigures } from './read-model/columns';
-import { ListSummaryRow, ListedRow, NONE_GROUP, listSummary, treeRows } from './read-model/list.sql';
+import { ListSummaryRow, ListedProject, ListedRow, NONE_GROUP, listSummary, treeRows } from './read-model/list.sql';
 import type { ProjectTasksQuery } from './http/finance.schemas';
 
 /** A task's summary from its stored row: figures as PostgreSQL summed them, written as exact literals. */
 function storedSummary(row: StoredBreakdownRow) {
   const { id, name, project_id, billable, currency } = row;
-  return { id, name, project_id, billable, currency, ...Object.fromEntries(SUMMARY_FIGURES.map((figure) => [figure.name, numericJson(row[figure.name])])) };
+  return { id, name, project_id, billable, currency, ...Object.fromEntries(SUMMARY_FIGURES.map((figure) => [figure.name, figureJson(figure, row[figure.name])])) };
+}
+
+/** A figure's exact text as JSON: a number, or for a flag (a count of tasks) a boolean. */
+function figureJson(figure: Figure, text: string) {
+  return figure.unit === 'flag' ? toDecimal(text).gt(0) : numericJson(text);
 }
 
 /** Whether a day range limits anything. */
@@ -57,6 +61,7 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
       task: presentSummary(task, task.currency, finance.totals),
       grouped_members: presentGroups(finance.members),
       members: presentMembers(finance.members),
+      warnings: presentWarnings(warningsOf(finance.members)),
     },
   };
 }
@@ -83,10 +88,15 @@ export async function getBreakdown(
   if (includeSubtasks) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso()));
   const row = await storedBreakdown(db, { teamId, taskId });
   if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
-  if (row.current && row.members_json !== null && row.grouped_members_json !== null) {
+  if (row.current && row.members_json !== null && row.grouped_members_json !== null && row.warnings_json !== null) {
     // Requests for one task in one turn share its row (storedBreakdown), and its answer: encoded once.
     row.answer ??= jsonBytes(
-      successEnvelope({ task: storedSummary(row), grouped_members: new JsonText(row.grouped_members_json), members: new JsonText(row.members_json) }),
+      successEnvelope({
+        task: storedSummary(row),
+        grouped_members: new JsonText(row.grouped_members_json),
+        members: new JsonText(row.members_json),
+        warnings: new JsonText(row.warnings_json),
+      }),
     );
     return { financeVersion: row.finance_version, answer: row.answer };
   }
@@ -205,19 +215,19 @@ async function computedTreeRows(
       phase: task.phase,
       sub_tasks_count: subTasks,
       ...figureTexts(totals),
-      assignees: presentAssignees(assigneesByTask.get(task.id) ?? []),
+      assignees: presentAssignees(assigneesByTask.get(task.id) ?? [], perDayOf(task)),
     });
   }
   return rows;
 }
 
 /** A list computed on the fly (with a day range): the same body as the stored list's. */
-async function computedList(db: Knex, teamId: string, project: ProjectRow, query: ProjectTasksQuery, parentId: string | null) {
+async function computedList(db: Knex, teamId: string, project: ListedProject, query: ProjectTasksQuery, parentId: string | null) {
   const all = await computedTreeRows(db, teamId, project, query.billable_filter, query);
   const rows = all.filter((row) => row.parent_task_id === parentId);
-  const { id, name, currency, budget } = presentProject(project);
+  const { id, name, currency, budget, rate_unit, hours_per_day } = presentProject(project);
   const body: Record<string, unknown> = {
-    project: { id, name, currency, budget },
+    project: { id, name, currency, budget, rate_unit, hours_per_day },
     // Thousands of rows: rendered a slice at a time, not in one go when the response is sent.
     tasks: await jsonArrayInTurns(
       rows.map((row) => ({
@@ -265,7 +275,7 @@ function checkListParent(parentId: string | null, parent: { project_id: string }
 /** The figures as JSON numbers, in the contract's order: all, or those of the summary (or not). */
 function jsonFigures(figures: FigureTexts, summary?: boolean) {
   const shown = summary === undefined ? FIGURES : FIGURES.filter((figure) => figure.summary === summary);
-  return Object.fromEntries(shown.map((figure) => [figure.name, numericJson(figures[figure.name])]));
+  return Object.fromEntries(shown.map((figure) => [figure.name, figureJson(figure, figures[figure.name])]));
 }
 
 /**
@@ -273,7 +283,7 @@ function jsonFigures(figures: FigureTexts, summary?: boolean) {
  * and groups, from one statement. `project` is read before the rows (never beside them), so the rows
  * are at least as new as its revision.
  */
-export async function listProjectTasks(db: Knex, teamId: string, project: ProjectRow, query: ProjectTasksQuery) {
+export async function listProjectTasks(db: Knex, teamId: string, project: ListedProject, query: ProjectTasksQuery) {
   const parentId = query.parent_task_id?.toLowerCase() ?? null;
   const scope = { teamId, projectId: project.id, filter: query.billable_filter, parentId, currency: project.currency, groupBy: query.group_by };
   // The parent first: a 404 leaves no read or refresh running behind the response.
@@ -284,9 +294,9 @@ export async function listProjectTasks(db: Knex, teamId: string, project: Projec
     return { current: rows.every((row) => row.current), value: rows };
   });
   const whole = summary.find((row) => row.group_name === null) as ListSummaryRow;
-  const { id, name, currency, budget } = presentProject(project);
+  const { id, name, currency, budget, rate_unit, hours_per_day } = presentProject(project);
   const body: Record<string, unknown> = {
-    project: { id, name, currency, budget },
+    project: { id, name, currency, budget, rate_unit, hours_per_day },
     tasks: new JsonText('[', whole.rows_json ?? '', ']'),
     totals: jsonFigures(whole),
   };
@@ -340,9 +350,12 @@ export type ExportCostLine = {
   team_member_id: string;
   member_name: string;
   job_role: string;
+  /** The line's rates as shown (per hour; in a "day" project the day rates / hours_per_day, 4 decimals: R21). */
   hourly_rate: string;
+  bill_rate: string;
   logged_hours: string;
   actual_cost: string;
+  actual_revenue: string;
   first_day: string;
   last_day: string;
 };
@@ -376,9 +389,11 @@ export async function costLinesOf(
             team_member_id: member.teamMemberId,
             member_name: member.name,
             job_role: line.jobRole,
-            hourly_rate: line.hourlyRate.toFixed(),
+            hourly_rate: (member.perDay === null ? line.hourlyRate : hourlyOfDayRate(line.hourlyRate, member.perDay)).toFixed(),
+            bill_rate: (member.perDay === null ? line.billRate : hourlyOfDayRate(line.billRate, member.perDay)).toFixed(),
             logged_hours: line.loggedHours.toFixed(),
             actual_cost: line.actualCost.toFixed(),
+            actual_revenue: line.actualRevenue.toFixed(),
             first_day: line.firstDay,
             last_day: line.lastDay,
           });

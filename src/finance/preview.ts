@@ -9,8 +9,8 @@ import type { RateCardBody } from '../projects/projects.schemas';
 import { Figures, ScaledTotals, TaskFinance, TaskTotals, addTotals, estimateInMinorUnits, linesChangeDelta, rollUp, scaledTaskTotals } from './rules/calculator';
 import { bringCurrent } from './read-model/freshness';
 import { computeOwnFigures, lazyMembers, linesChangeByTask } from './read-model/labor';
-import { presentTotals } from './rules/present';
-import { LABOR_COST_FIGURES, SUMMARY_FIGURES } from './rules/figures';
+import { presentAmounts } from './rules/present';
+import { AMOUNT_FIGURES, LABOR_COST_FIGURES, SUMMARY_FIGURES } from './rules/figures';
 import { decimalOfTenThousandths, tenThousandthsOf, tenThousandthsOfHundredths, tenThousandthsOfMinorUnits, tenThousandthsText, toDecimal } from './rules/money';
 import { costLinesChangedAt, tasksCostedAt } from './inputs/cost-changes';
 import { assigneesToday } from './inputs/participants';
@@ -68,7 +68,7 @@ const storedScaled = (stored: ListedFigures): ScaledTotals => storedFigures(stor
 
 /** A task's computed figures in whole ten-thousandths. */
 function computedScaled(totals: TaskTotals): ScaledTotals {
-  return Object.fromEntries(FIGURES.map((figure) => [figure, tenThousandthsOf(totals[figure])])) as ScaledTotals;
+  return Object.fromEntries(SUMMARY_FIGURES.map((figure) => [figure.key, tenThousandthsOf(totals[figure.key])])) as ScaledTotals;
 }
 
 /** Stored own figures by task, in whole ten-thousandths, in turns of the event loop (thousands of tasks). */
@@ -93,8 +93,11 @@ async function figuresBefore(db: Knex, teamId: string, project: ProjectRow, now:
 
 /** A task entry's costs (figures.ts: the summary's costs of labor), by the calculator's name. */
 const COSTS = LABOR_COST_FIGURES.map((figure) => figure.key);
-/** The summary's figures, by the calculator's name. */
-const FIGURES = SUMMARY_FIGURES.map((figure) => figure.key);
+/**
+ * The summary's amounts and hours, by the calculator's name: what a preview answers (its flag, whether a
+ * rate is missing, is the breakdowns' and the list's to say, not a preview's).
+ */
+const FIGURES = AMOUNT_FIGURES.map((figure) => figure.key);
 
 /** Each cost's JSON field name and colon, with its key. */
 const COST_FIELDS = LABOR_COST_FIGURES.map((figure) => [`"${figure.name}":`, figure.key] as const);
@@ -197,8 +200,13 @@ async function changeFromStored(
 ): Promise<Change | undefined> {
   const teamId = actor.teamId;
   const ratesBefore = await rateEntries(trx, teamId, project.id);
+  if (await pricesBeyondRoleCosts(trx, teamId, project.id)) return undefined;
   return rolledBack(trx, async (savepoint) => {
     const { effectiveFrom, costed, taskIds } = await applyInSavepoint(savepoint, actor, project, body, now);
+    // The change's lines and estimates are costed at the roles' rates alone: a project with members' own
+    // rates or with bill rates (before or after the change) is computed by the caller (changeComputed).
+    if (await pricesBeyondRoleCosts(savepoint, teamId, project.id)) return undefined;
+    const perDay = projectTasks[0]?.per_day ? toDecimal(projectTasks[0].per_day) : null;
     // The change writes no task: the project's tasks read before it, in creation order.
     const costedIds = new Set(taskIds);
     const tasks = projectTasks.filter((task) => costedIds.has(task.id));
@@ -227,7 +235,10 @@ async function changeFromStored(
       for (const task of tasks) {
         if (!assigned.has(task.id)) continue;
         if (pace.due()) await pace.take();
-        const minorUnits = estimateInMinorUnits({ estimatedHours: toDecimal(task.estimated_hours), members: assigneesOf(task.id) }, project.currency);
+        const minorUnits = estimateInMinorUnits(
+          { estimatedHours: toDecimal(task.estimated_hours), members: assigneesOf(task.id), perDay: task.per_day === null ? null : toDecimal(task.per_day) },
+          project.currency,
+        );
         estimated.set(task.id, tenThousandthsOfMinorUnits(minorUnits, project.currency));
       }
       // Logged hours and actual costs after: as stored, less the changed lines before, plus them after.
@@ -236,7 +247,7 @@ async function changeFromStored(
         const { taskId, changes } = next.value;
         const was = before.get(taskId);
         if (!was) continue;
-        const delta = linesChangeDelta(changes, project.currency);
+        const delta = linesChangeDelta(changes, project.currency, perDay);
         after.set(
           taskId,
           scaledTaskTotals({
@@ -261,6 +272,19 @@ async function changeFromStored(
       await lines.return(undefined).catch(() => undefined);
     }
   });
+}
+
+/**
+ * Whether a project's figures depend on more than its roles' cost rates (docs/finance-rules.md R20, R22):
+ * a member's own rates, or a bill rate (the change's delta from stored figures reprices role costs only).
+ */
+async function pricesBeyondRoleCosts(db: Knex, teamId: string, projectId: string): Promise<boolean> {
+  const result = await db.raw(
+    `select exists (select 1 from project_member_rates where team_id = :teamId and project_id = :projectId)
+            or exists (select 1 from project_rate_cards where team_id = :teamId and project_id = :projectId and bill_rate is not null) as beyond`,
+    { teamId, projectId },
+  );
+  return Boolean(result.rows[0]?.beyond);
 }
 
 /** The change's figures computed from every input of the tasks it can change (the stored figures are not current). */
@@ -305,12 +329,12 @@ export async function previewRateCard(db: Knex, actor: Actor, projectId: string,
         tasks.push(tasks.length > 1 ? `,${taskEntryJson(task, was, is)}` : taskEntryJson(task, was, is));
       }
       tasks.push(']');
-      const totalsAfter = Object.fromEntries(FIGURES.map((figure) => [figure, totalsBefore[figure].plus(decimalOfTenThousandths(delta[figure]))])) as TaskTotals;
+      const totalsAfter = { ...totalsBefore, ...Object.fromEntries(FIGURES.map((figure) => [figure, totalsBefore[figure].plus(decimalOfTenThousandths(delta[figure]))])) } as TaskTotals;
       return {
         project_id: project.id,
         currency: project.currency,
         effective_from: change.effectiveFrom,
-        project_totals: { before: presentTotals(totalsBefore), after: presentTotals(totalsAfter) },
+        project_totals: { before: presentAmounts(totalsBefore), after: presentAmounts(totalsAfter) },
         // Thousands of tasks, rendered in the turns above, not in one go when the response is sent.
         tasks: JsonText.of(tasks),
       };

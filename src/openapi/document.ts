@@ -24,6 +24,8 @@ import {
   ratePreviewResponse,
   updateProjectBody,
 } from '../projects/projects.schemas';
+import { budgetQuery, budgetResponse } from '../budgets/budgets.schemas';
+import { memberRatesBody, memberRatesResponse, rateExplanationQuery, rateExplanationResponse } from '../projects/member-rates.schemas';
 import { archivedTaskResponse, createTaskBody, taskResponse, updateTaskBody } from '../tasks/tasks.schemas';
 import { createTeamMemberBody, teamMemberResponse, updateTeamMemberBody } from '../team-members/team-members.schemas';
 import { createTimeLogBody, timeLogResponse } from '../time-logs/time-logs.schemas';
@@ -100,50 +102,64 @@ const summaryExample = {
   fixed_cost: 99.99,
   total_estimated_cost: 935.16,
   total_actual_cost: 253.3,
+  // Dev billed at 150/h, QA at 80/h: 501 + 499.5 + 266.4 estimated, 150 + 40 + 48.8 earned.
+  estimated_revenue: 1266.9,
+  actual_revenue: 238.8,
+  estimated_margin: 331.74,
+  actual_margin: -14.5,
+  has_missing_rates: false,
 };
-type Line = { job_role: string; hourly_rate: number; logged_hours: number; actual_cost: number; first_day: string; last_day: string };
-const member = (id: string, name: string, rate: number, est: number, logged: number, estCost: number, actCost: number, lines: Line[]) => ({
+type Line = { job_role: string; hourly_rate: number; bill_rate: number; logged_hours: number; actual_cost: number; actual_revenue: number; first_day: string; last_day: string };
+const member = (id: string, name: string, rates: [number, number], est: number, logged: number, costs: [number, number], revenues: [number, number], lines: Line[]) => ({
   team_member_id: id,
   name,
   avatar_url: null,
-  hourly_rate: rate,
+  hourly_rate: rates[0],
+  bill_rate: rates[1],
   estimated_hours: est,
   logged_hours: logged,
-  estimated_cost: estCost,
-  actual_cost: actCost,
+  estimated_cost: costs[0],
+  actual_cost: costs[1],
+  estimated_revenue: revenues[0],
+  actual_revenue: revenues[1],
+  cost_rate_source: 'role',
+  bill_rate_source: 'role',
   cost_lines: lines,
 });
-const line = (job_role: string, hourly_rate: number, logged_hours: number, actual_cost: number, first_day: string, last_day: string) => ({
+const line = (job_role: string, rates: [number, number], logged_hours: number, amounts: [number, number], first_day: string, last_day: string) => ({
   job_role,
-  hourly_rate,
+  hourly_rate: rates[0],
+  bill_rate: rates[1],
   logged_hours,
-  actual_cost,
+  actual_cost: amounts[0],
+  actual_revenue: amounts[1],
   first_day,
   last_day,
 });
-const ann = member('a0000000-0000-4000-8000-000000000001', 'Ann', 100, 3.34, 1, 334, 100, [line('Dev', 100, 1, 100, '2026-11-20', '2026-11-20')]);
-const ben = member('b0000000-0000-4000-8000-000000000002', 'Ben', 100, 3.33, 0, 333, 0, []);
+const ann = member('a0000000-0000-4000-8000-000000000001', 'Ann', [100, 150], 3.34, 1, [334, 100], [501, 150], [line('Dev', [100, 150], 1, [100, 150], '2026-11-20', '2026-11-20')]);
+const ben = member('b0000000-0000-4000-8000-000000000002', 'Ben', [100, 150], 3.33, 0, [333, 0], [499.5, 0], []);
 // Cy logged 0.5 h at 45/h before the raise to 50.50/h on 2026-11-19, then 0.61 h after it.
-const cy = member('c0000000-0000-4000-8000-000000000003', 'Cy', 50.5, 3.33, 1.11, 168.17, 53.31, [
-  line('QA', 45, 0.5, 22.5, '2026-11-16', '2026-11-18'),
-  line('QA', 50.5, 0.61, 30.81, '2026-11-19', '2026-11-20'),
+const cy = member('c0000000-0000-4000-8000-000000000003', 'Cy', [50.5, 80], 3.33, 1.11, [168.17, 53.31], [266.4, 88.8], [
+  line('QA', [45, 80], 0.5, [22.5, 40], '2026-11-16', '2026-11-18'),
+  line('QA', [50.5, 80], 0.61, [30.81, 48.8], '2026-11-19', '2026-11-20'),
 ]);
 /** Worked examples: 10 h over three assignees (3.34, 3.33, 3.33), Dev at 100/h, QA at 50.50/h (45/h until 2026-11-18). */
 const RESPONSE_EXAMPLES: Record<string, unknown> = {
   'get /api/project-finance/task/{id}/breakdown': {
     task: summaryExample,
     grouped_members: [
-      { jobRole: 'Dev', estimated_hours: 6.67, logged_hours: 1, estimated_cost: 667, actual_cost: 100, members: [ann, ben] },
-      { jobRole: 'QA', estimated_hours: 3.33, logged_hours: 1.11, estimated_cost: 168.17, actual_cost: 53.31, members: [cy] },
+      { jobRole: 'Dev', estimated_hours: 6.67, logged_hours: 1, estimated_cost: 667, actual_cost: 100, estimated_revenue: 1000.5, actual_revenue: 150, members: [ann, ben] },
+      { jobRole: 'QA', estimated_hours: 3.33, logged_hours: 1.11, estimated_cost: 168.17, actual_cost: 53.31, estimated_revenue: 266.4, actual_revenue: 88.8, members: [cy] },
     ],
     members: [
       { ...ann, job_title_name: 'Dev' },
       { ...ben, job_title_name: 'Dev' },
       { ...cy, job_title_name: 'QA' },
     ],
+    warnings: [],
   },
   'get /api/project-finance/project/{project_id}/tasks': {
-    project: { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000 },
+    project: { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, rate_unit: 'hour', hours_per_day: 8 },
     tasks: [
       {
         ...summaryExample,
@@ -156,7 +172,21 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
         assignees: [ann, ben, cy].map((m, i) => ({ team_member_id: m.team_member_id, name: m.name, avatar_url: null, job_title_name: i < 2 ? 'Dev' : 'QA', hourly_rate: m.hourly_rate })),
       },
     ],
-    totals: { estimated_hours: 10, logged_hours: 2.11, estimated_labor_cost: 835.17, actual_labor_cost: 153.31, fixed_cost: 99.99, total_estimated_cost: 935.16, total_actual_cost: 253.3, variance: 681.86 },
+    totals: {
+      estimated_hours: 10,
+      logged_hours: 2.11,
+      estimated_labor_cost: 835.17,
+      actual_labor_cost: 153.31,
+      fixed_cost: 99.99,
+      total_estimated_cost: 935.16,
+      total_actual_cost: 253.3,
+      variance: 681.86,
+      estimated_revenue: 1266.9,
+      actual_revenue: 238.8,
+      estimated_margin: 331.74,
+      actual_margin: -14.5,
+      has_missing_rates: false,
+    },
   },
   'put /api/project-finance/task/{task_id}/fixed-cost': summaryExample,
   'get /api/job-roles': [{ id: EXAMPLE_ID, name: 'Engineer', created_at: '2026-11-20T09:30:00.000Z' }],
@@ -164,8 +194,21 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
     { id: ann.team_member_id, name: 'Ann', email: 'ann@example.com', avatar_url: null, created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
   ],
   'get /api/projects': [
-    { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, time_zone: 'Europe/Paris', created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
+    { id: summaryExample.project_id, name: 'Website relaunch', currency: 'USD', budget: 50000, time_zone: 'Europe/Paris', rate_unit: 'hour', hours_per_day: 8, hours_budget: 400, budget_period: 'total', budget_alerts: [80, 100], created_at: '2026-11-20T09:30:00.000Z', updated_at: '2026-11-20T09:30:00.000Z' },
   ],
+  'get /api/projects/{id}/budget': {
+    project_id: summaryExample.project_id,
+    currency: 'USD',
+    period: { kind: 'month', from: '2026-11-01', to: '2026-11-30' },
+    money: { budget: 5000, spent: 4125.5, remaining: 874.5, percent_used: 82.51 },
+    hours: { budget: 40, spent: 31.5, remaining: 8.5, percent_used: 78.75 },
+    alerts: [
+      { kind: 'money', percent: 80, crossed: true, crossed_at: '2026-11-24T16:05:00.000Z' },
+      { kind: 'money', percent: 100, crossed: false, crossed_at: null },
+      { kind: 'hours', percent: 80, crossed: false, crossed_at: null },
+      { kind: 'hours', percent: 100, crossed: false, crossed_at: null },
+    ],
+  },
   'get /api/session': { team: { id: '00000000-0000-4000-8000-000000000001', name: 'Default team' }, role: 'editor', token: { id: EXAMPLE_ID, name: 'finance screen' } },
   'get /api/tokens': [
     { id: EXAMPLE_ID, name: 'ci', role: 'viewer', created_at: '2026-11-20T09:30:00.000Z', revoked_at: null, expires_at: '2027-02-18T09:30:00.000Z', last_used_at: '2026-11-27T14:02:00.000Z' },
@@ -211,13 +254,16 @@ const OPERATIONS: Operation[] = [
   { method: 'post', path: '/api/projects', tag: 'Projects', role: 'editor', summary: 'Create a project', body: createProjectBody, example: { name: 'Website relaunch', currency: 'EUR', budget: 50000, time_zone: 'Europe/Paris' }, ok: { status: 201, schema: projectResponse }, errors: [...write, 409] },
   { method: 'get', path: '/api/projects', tag: 'Projects', role: 'viewer', summary: 'List projects', ok: { status: 200, schema: z.array(projectResponse) }, errors: [400, 401, 403], paged: true },
   { method: 'get', path: '/api/projects/{id}', tag: 'Projects', role: 'viewer', summary: 'Read a project', ok: { status: 200, schema: projectResponse }, errors: read },
-  { method: 'patch', path: '/api/projects/{id}', tag: 'Projects', role: 'editor', summary: 'Change a project (a currency change that strands finer amounts is a 409; a time zone change re-dates every time log)', body: updateProjectBody, example: { budget: 60000 }, ok: { status: 200, schema: projectResponse }, errors: [...write, 409] },
+  { method: 'patch', path: '/api/projects/{id}', tag: 'Projects', role: 'editor', summary: 'Change a project (a currency change that strands finer amounts is a 409; a time zone change re-dates every time log; rate_unit and hours_per_day change only while it has no rate entries, else 409)', body: updateProjectBody, example: { budget: 60000, hours_budget: 500, budget_period: 'month', budget_alerts: [50, 80, 100] }, ok: { status: 200, schema: projectResponse }, errors: [...write, 409] },
+  { method: 'get', path: '/api/projects/{id}/budget', tag: 'Projects', role: 'viewer', summary: 'The project\'s budgets: spent, remaining and percent used in the period (a month of a monthly budget with ?month=YYYY-MM), and which alert thresholds are crossed', query: budgetQuery, ok: { status: 200, schema: budgetResponse }, errors: read },
   { method: 'get', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'viewer', summary: 'The project\'s rates in force on a day (default today in its time zone)', query: rateCardQuery, ok: { status: 200, schema: rateCardResponse }, errors: read },
   { method: 'get', path: '/api/projects/{id}/rate-card/history', tag: 'Projects', role: 'viewer', summary: 'Every rate-card entry, with the day it takes effect and when and by whom it was written', ok: { status: 200, schema: rateCardHistoryResponse }, errors: read, paged: true },
-  { method: 'put', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'admin', summary: 'Set the rate card in force from effective_from on (default today): entries dated on or after it are replaced, earlier ones kept', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 95.5 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: rateCardResponse }, errors: write },
+  { method: 'put', path: '/api/projects/{id}/rate-card', tag: 'Projects', role: 'admin', summary: 'Set the rate card in force from effective_from on (default today): entries dated on or after it are replaced, earlier ones kept', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 95.5, bill_rate: 140 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: rateCardResponse }, errors: write },
   { method: 'post', path: '/api/projects/{id}/rate-card/preview', tag: 'Projects', role: 'admin', summary: 'Dry run of PUT /rate-card: the project totals and every changed task before and after, nothing written', body: rateCardBody, example: { roles: [{ job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', hourly_rate: 99 }], effective_from: '2026-12-01' }, ok: { status: 200, schema: ratePreviewResponse }, errors: write },
   { method: 'get', path: '/api/projects/{id}/members', tag: 'Projects', role: 'viewer', summary: 'Members of the project with their job roles', ok: { status: 200, schema: z.array(projectMemberResponse.omit({ project_id: true })) }, errors: read, paged: true },
   { method: 'put', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Add a member to the project (201, its first role from the beginning) or change its job role from effective_from on (200)', body: projectMemberBody, example: { job_role_id: '3f1c1b8e-1111-4222-8333-944455556666', effective_from: '2026-12-01' }, ok: { status: 201, alsoStatus: 200, schema: projectMemberResponse }, errors: write },
+  { method: 'get', path: '/api/projects/{id}/members/{team_member_id}/rates', tag: 'Projects', role: 'viewer', summary: 'Explain a member\'s rates on a day (default today in the project\'s time zone): each rate\'s amount, source (member, role or none) and the entry that decided, and its own entries', query: rateExplanationQuery, ok: { status: 200, schema: rateExplanationResponse }, errors: read },
+  { method: 'put', path: '/api/projects/{id}/members/{team_member_id}/rates', tag: 'Projects', role: 'admin', summary: 'Set a member\'s own rates in the project from effective_from on (default today): its entries dated on or after it are replaced, earlier ones kept; a rate null defers to its role\'s, a rate left out keeps the member\'s own in force on that day', body: memberRatesBody, example: { hourly_rate: 80, bill_rate: 120, effective_from: '2026-12-01' }, ok: { status: 200, schema: memberRatesResponse }, errors: write },
   { method: 'delete', path: '/api/projects/{id}/members/{team_member_id}', tag: 'Projects', role: 'admin', summary: 'Remove a member from the project (409 while assigned to its tasks)', ok: { status: 200, schema: projectMemberResponse }, errors: [...read, 409] },
 
   { method: 'post', path: '/api/projects/{id}/tasks', tag: 'Tasks', role: 'editor', summary: 'Create a task', body: createTaskBody, example: { name: 'Checkout', estimated_hours: 10, fixed_cost: 0, assignee_ids: [], status: 'todo' }, ok: { status: 201, schema: taskResponse }, errors: write },

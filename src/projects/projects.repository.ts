@@ -7,8 +7,16 @@ export type ProjectRow = {
   name: string;
   currency: string;
   budget: string | null;
+  /** Hours budget (2 decimals) or null; how budgets count (whole life or month) and their alert percentages (docs/finance-rules.md R28). */
+  hours_budget: string | null;
+  budget_period: 'total' | 'month';
+  budget_alerts: number[];
   /** The IANA time zone a log's day and "today" are taken in (docs/finance-rules.md R16.1). */
   time_zone: string;
+  /** What every rate entered in the project is per: 'hour' or 'day' (docs/finance-rules.md R21). */
+  rate_unit: RateUnit;
+  /** Hours in a day of a 'day' project, exact text (numeric(4, 2)). */
+  hours_per_day: string;
   created_at: Date;
   updated_at: Date;
   /** Bumped by every write to the project (lockProject); not part of any response. */
@@ -17,8 +25,13 @@ export type ProjectRow = {
   reset_revision: number;
 };
 
+export type RateUnit = 'hour' | 'day';
+
 /** A project's columns as ProjectRow holds them. */
-export const PROJECT_COLUMNS = ['id', 'name', 'currency', 'budget', 'time_zone', 'created_at', 'updated_at', 'revision', 'reset_revision'];
+export const PROJECT_COLUMNS = [
+  'id', 'name', 'currency', 'budget', 'time_zone', 'rate_unit', 'hours_per_day', 'hours_budget', 'budget_period', 'budget_alerts',
+  'created_at', 'updated_at', 'revision', 'reset_revision',
+];
 
 /** The beginning of time for dated rates and roles: a member's first role counts from it. */
 export const BEGINNING = '1970-01-01';
@@ -26,10 +39,16 @@ export const BEGINNING = '1970-01-01';
 export async function insertProject(
   db: Knex,
   teamId: string,
-  fields: { name: string; currency: string; budget: string | null; time_zone: string },
+  fields: { name: string; currency: string; budget: string | null; time_zone: string; rate_unit: RateUnit; hours_per_day: string; hours_budget?: string | null; budget_period?: string; budget_alerts?: number[] },
 ): Promise<ProjectRow> {
-  const [row] = await db('projects').insert({ team_id: teamId, ...fields }).returning(PROJECT_COLUMNS);
+  const [row] = await db('projects').insert({ team_id: teamId, ...alertsAsArray(db, fields) }).returning(PROJECT_COLUMNS);
   return row;
+}
+
+/** Alert percentages as an integer[] literal, the same text for both drivers. */
+function alertsAsArray<T extends { budget_alerts?: number[] }>(db: Knex, fields: T) {
+  if (fields.budget_alerts === undefined) return fields;
+  return { ...fields, budget_alerts: db.raw('cast(? as integer[])', [`{${fields.budget_alerts.join(',')}}`]) };
 }
 
 /** A project of the team, without a lock (writes take it with finance/read-model/freshness.ts's lockProject). */
@@ -59,11 +78,11 @@ export async function updateProject(
   db: Knex,
   teamId: string,
   id: string,
-  fields: Partial<{ name: string; currency: string; budget: string | null; time_zone: string }>,
+  fields: Partial<{ name: string; currency: string; budget: string | null; time_zone: string; rate_unit: RateUnit; hours_per_day: string; hours_budget: string | null; budget_period: string; budget_alerts: number[] }>,
 ): Promise<ProjectRow> {
   const [row] = await db('projects')
     .where({ team_id: teamId, id })
-    .update({ ...fields, updated_at: db.fn.now() })
+    .update({ ...alertsAsArray(db, fields), updated_at: db.fn.now() })
     .returning(PROJECT_COLUMNS);
   return row;
 }
@@ -74,13 +93,27 @@ export async function hasAmountsFinerThan(db: Knex, teamId: string, projectId: s
     `select exists (
        select 1 from tasks where team_id = :teamId and project_id = :projectId and fixed_cost <> round(fixed_cost, :decimals)
        union all
-       select 1 from project_rate_cards where team_id = :teamId and project_id = :projectId and hourly_rate <> round(hourly_rate, :decimals)
+       select 1 from project_rate_cards where team_id = :teamId and project_id = :projectId
+         and (hourly_rate <> round(hourly_rate, :decimals) or bill_rate <> round(bill_rate, :decimals))
+       union all
+       select 1 from project_member_rates where team_id = :teamId and project_id = :projectId
+         and (hourly_rate <> round(hourly_rate, :decimals) or bill_rate <> round(bill_rate, :decimals))
        union all
        select 1 from projects where team_id = :teamId and id = :projectId and budget <> round(budget, :decimals)
      ) as finer`,
     { teamId, projectId, decimals },
   );
   return Boolean(result.rows[0]?.finer);
+}
+
+/** Whether the project has any rate entry, of its card or of a member's overrides (null rates included). */
+export async function hasRateEntries(db: Knex, teamId: string, projectId: string): Promise<boolean> {
+  const result = await db.raw(
+    `select exists (select 1 from project_rate_cards where team_id = :teamId and project_id = :projectId)
+         or exists (select 1 from project_member_rates where team_id = :teamId and project_id = :projectId) as has`,
+    { teamId, projectId },
+  );
+  return Boolean(result.rows[0]?.has);
 }
 
 /** Whether PostgreSQL knows the IANA time zone `name` (by its exact name). */
@@ -107,19 +140,19 @@ export async function rebuildDayTotals(db: Knex, teamId: string, projectId: stri
   );
 }
 
-export type RateCardEntry = { job_role_id: string; job_role_name: string; hourly_rate: string; effective_from: string };
+export type RateCardEntry = { job_role_id: string; job_role_name: string; hourly_rate: string | null; bill_rate: string | null; effective_from: string };
 
-/** The rate card in force on `date`: each role's latest entry on or before it, when that entry has a rate. */
+/** The rate card in force on `date`: each role's latest entry on or before it, when that entry has a rate (cost or bill). */
 export async function rateCardOn(db: Knex, teamId: string, projectId: string, date: string): Promise<RateCardEntry[]> {
   const result = await db.raw(
-    `select r.job_role_id, jr.name as job_role_name, r.hourly_rate, r.effective_from::text as effective_from
+    `select r.job_role_id, jr.name as job_role_name, r.hourly_rate, r.bill_rate, r.effective_from::text as effective_from
      from (
-       select distinct on (job_role_id) job_role_id, hourly_rate, effective_from from project_rate_cards
+       select distinct on (job_role_id) job_role_id, hourly_rate, bill_rate, effective_from from project_rate_cards
        where team_id = :teamId and project_id = :projectId and effective_from <= cast(:date as date)
        order by job_role_id, effective_from desc
      ) r
      join job_roles jr on jr.team_id = :teamId and jr.id = r.job_role_id
-     where r.hourly_rate is not null
+     where r.hourly_rate is not null or r.bill_rate is not null
      order by jr.name, r.job_role_id`,
     { teamId, projectId, date },
   );
@@ -130,6 +163,7 @@ export type RateHistoryEntry = {
   job_role_id: string;
   job_role_name: string;
   hourly_rate: string | null;
+  bill_rate: string | null;
   effective_from: string;
   written_at: Date;
   written_by: string | null;
@@ -149,7 +183,7 @@ export const RATE_HISTORY_ORDER: ListOrder = {
 export async function rateCardHistory(db: Knex, teamId: string, projectId: string, page: PageRequest): Promise<Page<RateHistoryEntry>> {
   const paged = pageSql(RATE_HISTORY_ORDER, page);
   const result = await db.raw(
-    `select c.job_role_id, jr.name as job_role_name, c.hourly_rate, c.effective_from::text as effective_from, c.written_at, c.written_by,
+    `select c.job_role_id, jr.name as job_role_name, c.hourly_rate, c.bill_rate, c.effective_from::text as effective_from, c.written_at, c.written_by,
             ${paged.keys}
      from project_rate_cards c join job_roles jr on jr.team_id = c.team_id and jr.id = c.job_role_id
      where c.team_id = :teamId and c.project_id = :projectId and ${paged.after}
@@ -160,13 +194,13 @@ export async function rateCardHistory(db: Knex, teamId: string, projectId: strin
 }
 
 /** A dated entry of a project's rate card (rateEntries). */
-export type RateEntryRow = { job_role_id: string; effective_from: string; hourly_rate: string | null };
+export type RateEntryRow = { job_role_id: string; effective_from: string; hourly_rate: string | null; bill_rate: string | null };
 
 /** Every dated entry of the project's rate card, by role and day. */
 export async function rateEntries(db: Knex, teamId: string, projectId: string): Promise<RateEntryRow[]> {
   return db('project_rate_cards')
     .where({ team_id: teamId, project_id: projectId })
-    .select('job_role_id', db.raw('effective_from::text as effective_from'), 'hourly_rate')
+    .select('job_role_id', db.raw('effective_from::text as effective_from'), 'hourly_rate', 'bill_rate')
     .orderBy([{ column: 'job_role_id' }, { column: 'effective_from' }]);
 }
 
@@ -179,7 +213,7 @@ export async function writeRateCard(
   db: Knex,
   teamId: string,
   projectId: string,
-  roles: readonly { job_role_id: string; hourly_rate: string | null }[],
+  roles: readonly { job_role_id: string; hourly_rate: string | null; bill_rate: string | null }[],
   effectiveFrom: string,
   writtenBy: string,
 ): Promise<void> {
@@ -189,14 +223,14 @@ export async function writeRateCard(
     .delete();
   const listed = new Set(roles.map((role) => role.job_role_id));
   const before = await db.raw(
-    `select distinct on (job_role_id) job_role_id, hourly_rate from project_rate_cards
+    `select distinct on (job_role_id) job_role_id, hourly_rate, bill_rate from project_rate_cards
      where team_id = :teamId and project_id = :projectId and effective_from < cast(:effectiveFrom as date)
      order by job_role_id, effective_from desc`,
     { teamId, projectId, effectiveFrom },
   );
-  const endings = (before.rows as { job_role_id: string; hourly_rate: string | null }[])
-    .filter((entry) => entry.hourly_rate !== null && !listed.has(entry.job_role_id))
-    .map((entry) => ({ job_role_id: entry.job_role_id, hourly_rate: null }));
+  const endings = (before.rows as { job_role_id: string; hourly_rate: string | null; bill_rate: string | null }[])
+    .filter((entry) => (entry.hourly_rate !== null || entry.bill_rate !== null) && !listed.has(entry.job_role_id))
+    .map((entry) => ({ job_role_id: entry.job_role_id, hourly_rate: null, bill_rate: null }));
   const rows = [...roles, ...endings].map((role) => ({
     team_id: teamId,
     project_id: projectId,

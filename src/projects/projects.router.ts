@@ -8,6 +8,8 @@ import { previewRateCard } from '../finance/preview';
 import { createProjectBody, projectMemberBody, rateCardBody, rateCardQuery, updateProjectBody } from './projects.schemas';
 import { PROJECTS_ORDER, PROJECT_MEMBERS_ORDER, RATE_HISTORY_ORDER } from './projects.repository';
 import * as service from './projects.service';
+import { memberRatesBody, rateExplanationQuery } from './member-rates.schemas';
+import { explainMemberRates, setMemberRates } from './member-rates.service';
 
 export function projectsRouter(db: Knex): Router {
   const router = Router();
@@ -59,6 +61,18 @@ export function projectsRouter(db: Knex): Router {
     const body = parseBody(projectMemberBody, req.body);
     const { added, member } = await service.setProjectMember(db, actorOf(req), id, memberId, body);
     sendSuccess(res, member, added ? 201 : 200);
+  });
+  router.get('/projects/:id/members/:team_member_id/rates', async (req, res) => {
+    const id = parseId(req.params.id);
+    const memberId = parseId(req.params.team_member_id, 'team_member_id');
+    const query = parseQuery(rateExplanationQuery, req.query);
+    sendSuccess(res, await explainMemberRates(db, actorOf(req).teamId, id, memberId, query.date));
+  });
+  router.put('/projects/:id/members/:team_member_id/rates', requireRole('admin'), async (req, res) => {
+    const id = parseId(req.params.id);
+    const memberId = parseId(req.params.team_member_id, 'team_member_id');
+    const body = parseBody(memberRatesBody, req.body);
+    sendSuccess(res, await setMemberRates(db, actorOf(req), id, memberId, body));
   });
   router.delete('/projects/:id/members/:team_member_id', requireRole('admin'), async (req, res) => {
     const id = parseId(req.params.id);

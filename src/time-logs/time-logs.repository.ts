@@ -4,6 +4,7 @@ import { nowIso } from '../clock';
 import { eventCtes } from '../events/events.repository';
 import { ListOrder, Page, PageRequest, pagedQuery, takePage } from '../http/paging';
 import { markLockedTask, projectOfTaskShared } from '../finance/read-model/freshness';
+import { budgetedSql } from '../finance/read-model/budget-watch';
 
 export type TimeLogRow = {
   id: string;
@@ -32,8 +33,12 @@ async function subtractFromMemberTotal(db: Knex, teamId: string, log: TimeLogRow
   );
 }
 
-/** What logging time found: the task's project (none: no such task, or archived) and the log written (none: not a member of the team). */
-export type LoggedTime = { taskFound: boolean; log: TimeLogRow | undefined };
+/**
+ * What logging time found: the task's project (none: no such task, or archived), whether that project
+ * has a budget (then nothing was written unless `budgeted` was asked for), and the log written (none:
+ * not a member of the team).
+ */
+export type LoggedTime = { taskFound: boolean; projectId: string | undefined; budgeted: boolean; log: TimeLogRow | undefined };
 
 /**
  * SQL: time_log.created's data (events/event-data.ts, timeLogEvent) of the row `log` in project
@@ -50,17 +55,21 @@ const TIME_LOG_CREATED_DATA = `jsonb_build_object('time_log_id', log.id, 'projec
  * date under the revision read with that lock (finance/read-model/freshness.ts), inserts the log by a member of
  * the team, and adds its seconds to the running totals of its task and member, overall and on the
  * log's day in the project's time zone. The lock is taken before anything is written: every insert
- * reads the locked row. Nothing is written when the task or the member is not found.
+ * reads the locked row. Nothing is written when the task or the member is not found, nor when the
+ * project has a budget and `budgeted` is false: a budgeted project's log is written in a transaction
+ * that evaluates its thresholds (time-logs.service.ts), so a project without one pays for nothing.
  */
 export async function logTime(
   db: Knex,
   teamId: string,
   log: { task_id: string; team_member_id: string; seconds: number; logged_at: string; note: string | null },
+  budgeted = false,
 ): Promise<LoggedTime> {
-  const result = await preparedRaw<TimeLogRow & { task_found: boolean }>(
+  const result = await preparedRaw<TimeLogRow & { task_found: boolean; project_id: string | null; budgeted: boolean }>(
     db,
     'log_time',
-    `with locked as (${projectOfTaskShared(['id', 'revision', 'time_zone'])}),
+    `with found as (${projectOfTaskShared(['id', 'revision', 'time_zone', 'budget', 'hours_budget', 'budget_alerts'])}),
+     locked as (select id, revision, time_zone from found where cast(:budgeted as boolean) or not ${budgetedSql('found')}),
      member as (select id from team_members where team_id = :teamId and id = :memberId),
      marked as (${markLockedTask('locked, member')}),
      log as (
@@ -84,9 +93,12 @@ export async function logTime(
        returning 1
      ),
      ${eventCtes('log, locked', TIME_LOG_CREATED_DATA)}
-     select exists (select 1 from locked) as task_found, log.* from (select 1) one left join log on true`,
+     select exists (select 1 from found) as task_found, (select id from found) as project_id,
+       coalesce((select ${budgetedSql('found')} from found), false) as budgeted, log.*
+     from (select 1) one left join log on true`,
     {
       teamId,
+      budgeted,
       type: 'time_log.created',
       now: nowIso(),
       taskId: log.task_id,
@@ -96,8 +108,12 @@ export async function logTime(
       note: log.note,
     },
   );
-  const { task_found: taskFound, ...row } = result.rows[0] as TimeLogRow & { task_found: boolean };
-  return { taskFound, log: row.id ? row : undefined };
+  const { task_found: taskFound, project_id: projectId, budgeted: hasBudget, ...row } = result.rows[0] as TimeLogRow & {
+    task_found: boolean;
+    project_id: string | null;
+    budgeted: boolean;
+  };
+  return { taskFound, projectId: projectId ?? undefined, budgeted: hasBudget, log: row.id ? row : undefined };
 }
 
 export async function findTimeLog(db: Knex, teamId: string, id: string): Promise<TimeLogRow | undefined> {

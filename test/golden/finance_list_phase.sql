@@ -1,7 +1,7 @@
 select case when grouping(group_name) = 0 then group_name end as group_name,
             case when grouping(group_name) = 1 then string_agg(row_json, ',' order by created_at, id) end as rows_json,
             case when grouping(group_name) = 0 then string_agg('"' || id || '"', ',' order by created_at, id) end as ids_json,
-            trim_scale(coalesce(sum(estimated_hours), 0)) as estimated_hours, trim_scale(coalesce(sum(logged_hours), 0)) as logged_hours, trim_scale(coalesce(sum(estimated_labor_cost), 0)) as estimated_labor_cost, trim_scale(coalesce(sum(actual_labor_cost), 0)) as actual_labor_cost, trim_scale(coalesce(sum(fixed_cost), 0)) as fixed_cost, trim_scale(coalesce(sum(total_estimated_cost), 0)) as total_estimated_cost, trim_scale(coalesce(sum(total_actual_cost), 0)) as total_actual_cost, trim_scale(coalesce(sum(variance), 0)) as variance, exists (
+            trim_scale(coalesce(sum(estimated_hours), 0)) as estimated_hours, trim_scale(coalesce(sum(logged_hours), 0)) as logged_hours, trim_scale(coalesce(sum(estimated_labor_cost), 0)) as estimated_labor_cost, trim_scale(coalesce(sum(actual_labor_cost), 0)) as actual_labor_cost, trim_scale(coalesce(sum(fixed_cost), 0)) as fixed_cost, trim_scale(coalesce(sum(total_estimated_cost), 0)) as total_estimated_cost, trim_scale(coalesce(sum(total_actual_cost), 0)) as total_actual_cost, trim_scale(coalesce(sum(variance), 0)) as variance, trim_scale(coalesce(sum(estimated_revenue), 0)) as estimated_revenue, trim_scale(coalesce(sum(actual_revenue), 0)) as actual_revenue, trim_scale(coalesce(sum(estimated_margin), 0)) as estimated_margin, trim_scale(coalesce(sum(actual_margin), 0)) as actual_margin, trim_scale(coalesce(sum(has_missing_rates), 0)) as has_missing_rates, exists (
        select 1 from projects cp where cp.team_id = :teamId and cp.id = :projectId and (exists (
        select 1 from project_figures cf
        where cf.team_id = cp.team_id and cf.project_id = cp.id and cf.revision = cp.revision
@@ -19,6 +19,11 @@ select case when grouping(group_name) = 0 then group_name end as group_name,
        || ',"fixed_cost":' || trim_scale(f.fixed_cost)
        || ',"total_estimated_cost":' || trim_scale(f.total_estimated_cost)
        || ',"total_actual_cost":' || trim_scale(f.total_actual_cost)
+       || ',"estimated_revenue":' || trim_scale(f.estimated_revenue)
+       || ',"actual_revenue":' || trim_scale(f.actual_revenue)
+       || ',"estimated_margin":' || trim_scale(f.estimated_margin)
+       || ',"actual_margin":' || trim_scale(f.actual_margin)
+       || ',"has_missing_rates":' || case when f.has_missing_rates > 0 then 'true' else 'false' end
        || ',"parent_task_id":' || coalesce('"' || t.parent_task_id || '"', 'null') || ',"sub_tasks_count":' || f.sub_tasks
        || ',"variance":' || trim_scale(f.variance)
        || ',"status":' || coalesce(to_json(t.status)::text, 'null') || ',"priority":' || coalesce(to_json(t.priority)::text, 'null') || ',"phase":' || coalesce(to_json(t.phase)::text, 'null')
@@ -44,6 +49,16 @@ select case when grouping(group_name) = 0 then group_name end as group_name,
               else l.tree_billable_total_actual_cost + l.tree_non_billable_total_actual_cost end as total_actual_cost,
               case :filter when 'billable' then l.tree_billable_variance when 'non-billable' then l.tree_non_billable_variance
               else l.tree_billable_variance + l.tree_non_billable_variance end as variance,
+              case :filter when 'billable' then l.tree_billable_estimated_revenue when 'non-billable' then l.tree_non_billable_estimated_revenue
+              else l.tree_billable_estimated_revenue + l.tree_non_billable_estimated_revenue end as estimated_revenue,
+              case :filter when 'billable' then l.tree_billable_actual_revenue when 'non-billable' then l.tree_non_billable_actual_revenue
+              else l.tree_billable_actual_revenue + l.tree_non_billable_actual_revenue end as actual_revenue,
+              case :filter when 'billable' then l.tree_billable_estimated_margin when 'non-billable' then l.tree_non_billable_estimated_margin
+              else l.tree_billable_estimated_margin + l.tree_non_billable_estimated_margin end as estimated_margin,
+              case :filter when 'billable' then l.tree_billable_actual_margin when 'non-billable' then l.tree_non_billable_actual_margin
+              else l.tree_billable_actual_margin + l.tree_non_billable_actual_margin end as actual_margin,
+              case :filter when 'billable' then l.tree_billable_has_missing_rates when 'non-billable' then l.tree_non_billable_has_missing_rates
+              else l.tree_billable_has_missing_rates + l.tree_non_billable_has_missing_rates end as has_missing_rates,
               case :filter when 'billable' then l.children_billable when 'non-billable' then l.children_non_billable
                 else l.children end as sub_tasks
      ) f

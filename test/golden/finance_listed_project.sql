@@ -1,4 +1,4 @@
-select p.id, p.name, p.currency, p.budget, p.time_zone, p.created_at, p.updated_at, p.revision, p.reset_revision,
+select p.id, p.name, p.currency, p.budget, p.time_zone, p.rate_unit, p.hours_per_day, p.created_at, p.updated_at, p.revision, p.reset_revision,
             case when (exists (
        select 1 from project_figures cf
        where cf.team_id = p.team_id and cf.project_id = p.id and cf.revision = p.revision

@@ -11,8 +11,14 @@ select k.key::text as key, t.id, t.name, t.project_id, t.billable, t.finance_ver
             trim_scale(t.fixed_cost) as fixed_cost,
             trim_scale(coalesce(l.total_estimated_cost, 0)) as total_estimated_cost,
             trim_scale(coalesce(l.total_actual_cost, 0)) as total_actual_cost,
+            trim_scale(coalesce(l.estimated_revenue, 0)) as estimated_revenue,
+            trim_scale(coalesce(l.actual_revenue, 0)) as actual_revenue,
+            trim_scale(coalesce(l.estimated_margin, 0)) as estimated_margin,
+            trim_scale(coalesce(l.actual_margin, 0)) as actual_margin,
+            trim_scale(coalesce(l.has_missing_rates, 0)) as has_missing_rates,
             case when l.parts_version = coalesce(pf.parts_version, 0) then l.members_json end as members_json,
             case when l.parts_version = coalesce(pf.parts_version, 0) then l.grouped_members_json end as grouped_members_json,
+            case when l.parts_version = coalesce(pf.parts_version, 0) then l.warnings_json end as warnings_json,
             l.xmin::text as labor_version, coalesce(pf.parts_version, 0)::text as parts_version
      from unnest(string_to_array(:teamIds, ',')::uuid[], string_to_array(:taskIds, ',')::uuid[]) with ordinality as k (team_id, task_id, key)
      join tasks t on t.team_id = k.team_id and t.id = k.task_id and t.archived_at is null

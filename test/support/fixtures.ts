@@ -103,6 +103,25 @@ export type MemberEntry = {
   estimated_cost: number;
   actual_cost: number;
   job_title_name?: string;
+  bill_rate?: number;
+  day_rate?: number;
+  day_bill_rate?: number;
+  estimated_revenue?: number;
+  actual_revenue?: number;
+  cost_rate_source?: 'member' | 'role' | 'none';
+  bill_rate_source?: 'member' | 'role' | 'none';
+  cost_lines?: {
+    job_role: string;
+    hourly_rate: number;
+    bill_rate?: number;
+    day_rate?: number;
+    day_bill_rate?: number;
+    logged_hours: number;
+    actual_cost: number;
+    actual_revenue?: number;
+    first_day: string;
+    last_day: string;
+  }[];
 };
 
 export type TaskSummary = {
@@ -118,6 +137,11 @@ export type TaskSummary = {
   fixed_cost: number;
   total_estimated_cost: number;
   total_actual_cost: number;
+  estimated_revenue?: number;
+  actual_revenue?: number;
+  estimated_margin?: number;
+  actual_margin?: number;
+  has_missing_rates?: boolean;
 };
 
 export type Breakdown = {
@@ -128,7 +152,10 @@ export type Breakdown = {
     logged_hours: number;
     estimated_cost: number;
     actual_cost: number;
+    estimated_revenue?: number;
+    actual_revenue?: number;
     members: MemberEntry[];
   }[];
   members: MemberEntry[];
+  warnings?: { code: 'MISSING_COST_RATE' | 'MISSING_BILL_RATE'; team_member_id: string; name: string }[];
 };

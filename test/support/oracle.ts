@@ -4,8 +4,8 @@ import { now as clockNow } from '../../src/clock';
 
 /*
  * An independent oracle for the finance figures (docs/finance-rules.md): it reads the raw input
- * rows (tasks, assignees, every time log, members, dated project roles, the dated rate card, the
- * project's time zone) and recomputes a breakdown and a project list in the most straightforward way,
+ * rows (tasks, assignees, every time log, members, dated project roles, the dated rate card with its
+ * bill rates, members' own dated rates, the project's time zone and rate unit) and recomputes a breakdown and a project list in the most straightforward way,
  * with its own rounding, split, log days (Intl, not SQL) and cost lines. It never reads anything the
  * service stores or derives (task_labor, task_member_time, task_member_day_time, project_figures).
  */
@@ -76,10 +76,17 @@ type Dated<T> = { effective_from: string; value: T };
 /** Log days counted (inclusive, each end optional). */
 export type Range = { from?: string; to?: string };
 
+/** A dated rate entry's two rates (null: none). */
+type Rates = { cost: string | null; bill: string | null };
+
 type Inputs = {
   projectId: string;
   currency: string;
-  project: { id: string; name: string; currency: string; budget: number | null };
+  project: { id: string; name: string; currency: string; budget: number | null; rate_unit: 'hour' | 'day'; hours_per_day: number };
+  /** Hours of a day when rates are per day, else null. */
+  perDay: Dec | null;
+  /** Whether any entry (card or member) has a bill rate. */
+  bills: boolean;
   /** Today in the project's time zone. */
   today: string;
   range: Range;
@@ -91,7 +98,9 @@ type Inputs = {
   rolesOf: Map<string, Dated<string | null>[]>;
   roleName: Map<string, string>;
   /** Each job role's dated rates, oldest first (null: no rate). */
-  ratesOf: Map<string, Dated<string | null>[]>;
+  ratesOf: Map<string, Dated<Rates>[]>;
+  /** Each project member's own dated rates, oldest first. */
+  overridesOf: Map<string, Dated<Rates>[]>;
 };
 
 /** The date of an instant in an IANA time zone, by Intl. */
@@ -113,7 +122,9 @@ function dated<T>(rows: { key: string; effective_from: string; value: T }[]): Ma
  * time logs counted.
  */
 export async function readInputs(db: Knex, teamId: string, projectId: string, today?: string, range: Range = {}): Promise<Inputs> {
-  const project = await db('projects').where({ team_id: teamId, id: projectId }).first('id', 'name', 'currency', 'budget', 'time_zone');
+  const project = await db('projects')
+    .where({ team_id: teamId, id: projectId })
+    .first('id', 'name', 'currency', 'budget', 'time_zone', 'rate_unit', db.raw('hours_per_day::text as hours_per_day'));
   const tasks: (Task & { created_at: Date })[] = await db('tasks')
     .where({ team_id: teamId, project_id: projectId })
     .whereNull('archived_at')
@@ -139,13 +150,28 @@ export async function readInputs(db: Knex, teamId: string, projectId: string, to
     .select('team_member_id', 'job_role_id', db.raw("to_char(effective_from, 'YYYY-MM-DD') as effective_from"));
   const roleName = new Map<string, string>();
   for (const r of await db('job_roles').where({ team_id: teamId }).select('id', 'name')) roleName.set(r.id, r.name);
-  const rateRows = await db('project_rate_cards')
+  type RateRow = { key: string; hourly_rate: string | null; bill_rate: string | null; effective_from: string };
+  const rateRows: RateRow[] = await db('project_rate_cards')
     .where({ team_id: teamId, project_id: projectId })
-    .select('job_role_id', 'hourly_rate', db.raw("to_char(effective_from, 'YYYY-MM-DD') as effective_from"));
+    .select('job_role_id as key', 'hourly_rate', 'bill_rate', db.raw("to_char(effective_from, 'YYYY-MM-DD') as effective_from"));
+  const overrideRows: RateRow[] = await db('project_member_rates')
+    .where({ team_id: teamId, project_id: projectId })
+    .select('team_member_id as key', 'hourly_rate', 'bill_rate', db.raw("to_char(effective_from, 'YYYY-MM-DD') as effective_from"));
+  const ratesOfRows = (rows: RateRow[]) =>
+    dated(rows.map((r) => ({ key: r.key, effective_from: r.effective_from, value: { cost: r.hourly_rate, bill: r.bill_rate } })));
   return {
     projectId,
     currency: project.currency,
-    project: { id: project.id, name: project.name, currency: project.currency, budget: project.budget === null ? null : Number(project.budget) },
+    project: {
+      id: project.id,
+      name: project.name,
+      currency: project.currency,
+      budget: project.budget === null ? null : Number(project.budget),
+      rate_unit: project.rate_unit,
+      hours_per_day: Number(project.hours_per_day),
+    },
+    perDay: project.rate_unit === 'day' ? new D(project.hours_per_day) : null,
+    bills: [...rateRows, ...overrideRows].some((r) => r.bill_rate !== null),
     today: today ?? dateIn(project.time_zone, clockNow()),
     range,
     tasks,
@@ -154,11 +180,25 @@ export async function readInputs(db: Knex, teamId: string, projectId: string, to
     members,
     rolesOf: dated(roleRows.map((r: { team_member_id: string; job_role_id: string | null; effective_from: string }) => ({ key: r.team_member_id, effective_from: r.effective_from, value: r.job_role_id }))),
     roleName,
-    ratesOf: dated(rateRows.map((r: { job_role_id: string; hourly_rate: string | null; effective_from: string }) => ({ key: r.job_role_id, effective_from: r.effective_from, value: r.hourly_rate }))),
+    ratesOf: ratesOfRows(rateRows),
+    overridesOf: ratesOfRows(overrideRows),
   };
 }
 
-type CostLine = { job_role: string; hourly_rate: Dec; logged_hours: Dec; actual_cost: Dec; first_day: string; last_day: string };
+type Source = 'member' | 'role' | 'none';
+
+type CostLine = {
+  job_role: string;
+  hourly_rate: Dec;
+  bill_rate: Dec;
+  logged_hours: Dec;
+  actual_cost: Dec;
+  actual_revenue: Dec;
+  first_day: string;
+  last_day: string;
+  cost_missing: boolean;
+  bill_missing: boolean;
+};
 
 type MemberFig = {
   team_member_id: string;
@@ -166,14 +206,31 @@ type MemberFig = {
   avatar_url: string | null;
   jobRole: string;
   hourly_rate: Dec;
+  bill_rate: Dec;
+  cost_rate_source: Source;
+  bill_rate_source: Source;
   estimated_hours: Dec;
   logged_hours: Dec;
   estimated_cost: Dec;
   actual_cost: Dec;
+  estimated_revenue: Dec;
+  actual_revenue: Dec;
+  missing_cost: boolean;
+  missing_bill: boolean;
   cost_lines: CostLine[];
 };
 
-type Own = { estimated_hours: Dec; logged_hours: Dec; estimated_labor_cost: Dec; actual_labor_cost: Dec; fixed_cost: Dec; members: MemberFig[] };
+type Own = {
+  estimated_hours: Dec;
+  logged_hours: Dec;
+  estimated_labor_cost: Dec;
+  actual_labor_cost: Dec;
+  fixed_cost: Dec;
+  estimated_revenue: Dec;
+  actual_revenue: Dec;
+  missing: boolean;
+  members: MemberFig[];
+};
 
 /** The entry in force on `day`: the latest on or before it (or, with `firstFromBeginning`, the first one before any). */
 function inForce<T>(entries: Dated<T>[] | undefined, day: string, firstFromBeginning: boolean): Dated<T> | undefined {
@@ -183,15 +240,34 @@ function inForce<T>(entries: Dated<T>[] | undefined, day: string, firstFromBegin
   return found ?? (firstFromBeginning ? list[0] : undefined);
 }
 
-/** A member's role (id, or null) and that role's rate on `day` (section 3b rules 2 and 3). */
+/**
+ * A member's role (id, or null) and its two rates on `day` (section 3b rules 2 and 3; section 8 rule 3:
+ * each rate the member's own entry if not null, else its role's if not null, else 0 from "none").
+ */
 function roleAndRateOn(inputs: Inputs, memberId: string, day: string) {
   const role = inForce(inputs.rolesOf.get(memberId), day, true)?.value ?? null;
-  const rate = role === null ? null : (inForce(inputs.ratesOf.get(role), day, false)?.value ?? null);
+  const roleRates = role === null ? undefined : inForce(inputs.ratesOf.get(role), day, false)?.value;
+  const own = inForce(inputs.overridesOf.get(memberId), day, false)?.value;
+  const resolve = (kind: keyof Rates): { value: Dec; source: Source } => {
+    if (own && own[kind] !== null) return { value: new D(own[kind] as string), source: 'member' };
+    if (roleRates && roleRates[kind] !== null) return { value: new D(roleRates[kind] as string), source: 'role' };
+    return { value: new D(0), source: 'none' };
+  };
+  const cost = resolve('cost');
+  const bill = resolve('bill');
   return {
     roleId: role,
     jobRole: role === null ? 'Unassigned' : (inputs.roleName.get(role) as string),
-    rate: rate === null ? new D(0) : new D(rate),
+    rate: cost.value,
+    costSource: cost.source,
+    bill: bill.value,
+    billSource: bill.source,
   };
+}
+
+/** What `hours` (rounded) cost at `rate` (section 8 rule 4: per day in a "day" project, one rounding). */
+function amount(inputs: Inputs, hoursWorked: Dec, rate: Dec): Dec {
+  return money(inputs.perDay === null ? hoursWorked.times(rate) : hoursWorked.times(rate).div(inputs.perDay), inputs.currency);
 }
 
 function roleAndRate(inputs: Inputs, memberId: string) {
@@ -202,27 +278,45 @@ const memberOrder = (a: { name: string; team_member_id: string }, b: { name: str
   byCodePoint(a.name, b.name) || byCodePoint(a.team_member_id, b.team_member_id);
 
 const lineOrder = (a: CostLine, b: CostLine) =>
-  byCodePoint(a.first_day, b.first_day) || byCodePoint(a.job_role, b.job_role) || a.hourly_rate.comparedTo(b.hourly_rate);
+  byCodePoint(a.first_day, b.first_day) || byCodePoint(a.job_role, b.job_role) || a.hourly_rate.comparedTo(b.hourly_rate) || a.bill_rate.comparedTo(b.bill_rate);
 
 const inRange = (range: Range, day: string) => (range.from === undefined || day >= range.from) && (range.to === undefined || day <= range.to);
 
-/** Section 3b rule 4: a member's logs on a task in the range, grouped by the (role, rate) of each log's day. */
-function costLines(inputs: Inputs, taskId: string, memberId: string): CostLine[] {
-  const groups = new Map<string, { job_role: string; rate: Dec; seconds: number; first: string; last: string }>();
+/**
+ * Section 3b rule 4 and section 8 rule 7: a member's logs on a task in the range, grouped by the (role,
+ * cost rate, bill rate) of each log's day; revenue only on a billable task.
+ */
+function costLines(inputs: Inputs, task: Task, memberId: string): CostLine[] {
+  type Group = { job_role: string; rate: Dec; bill: Dec; seconds: number; first: string; last: string; costMissing: boolean; billMissing: boolean };
+  const groups = new Map<string, Group>();
   for (const log of inputs.logs) {
-    if (log.task_id !== taskId || log.team_member_id !== memberId || !inRange(inputs.range, log.day)) continue;
-    const { roleId, jobRole, rate } = roleAndRateOn(inputs, memberId, log.day);
-    const key = `${roleId}|${rate.toFixed()}`;
-    const group = groups.get(key) ?? { job_role: jobRole, rate, seconds: 0, first: log.day, last: log.day };
+    if (log.task_id !== task.id || log.team_member_id !== memberId || !inRange(inputs.range, log.day)) continue;
+    const on = roleAndRateOn(inputs, memberId, log.day);
+    const key = `${on.roleId}|${on.rate.toFixed()}|${on.bill.toFixed()}`;
+    const group = groups.get(key) ?? { job_role: on.jobRole, rate: on.rate, bill: on.bill, seconds: 0, first: log.day, last: log.day, costMissing: false, billMissing: false };
     group.seconds += log.seconds;
     if (log.day < group.first) group.first = log.day;
     if (log.day > group.last) group.last = log.day;
+    if (on.costSource === 'none') group.costMissing = true;
+    if (on.billSource === 'none') group.billMissing = true;
     groups.set(key, group);
   }
   return [...groups.values()]
+    .filter((g) => g.seconds > 0)
     .map((g) => {
       const logged = hours(g.seconds);
-      return { job_role: g.job_role, hourly_rate: g.rate, logged_hours: logged, actual_cost: money(logged.times(g.rate), inputs.currency), first_day: g.first, last_day: g.last };
+      return {
+        job_role: g.job_role,
+        hourly_rate: g.rate,
+        bill_rate: g.bill,
+        logged_hours: logged,
+        actual_cost: amount(inputs, logged, g.rate),
+        actual_revenue: task.billable ? amount(inputs, logged, g.bill) : new D(0),
+        first_day: g.first,
+        last_day: g.last,
+        cost_missing: g.costMissing,
+        bill_missing: g.billMissing,
+      };
     })
     .sort(lineOrder);
 }
@@ -239,20 +333,30 @@ function ownFigures(inputs: Inputs, task: Task): Own {
   const base = assignedSorted.length ? Math.floor(hundredths / assignedSorted.length) : 0;
   const extra = assignedSorted.length ? hundredths - base * assignedSorted.length : 0;
   const shareOf = new Map(assignedSorted.map((p, i) => [p.team_member_id, new D(base + (i < extra ? 1 : 0)).div(100)]));
+  const billsHere = inputs.bills && task.billable;
   const members = people.map((p): MemberFig => {
-    const { jobRole, rate } = roleAndRate(inputs, p.team_member_id);
+    const today = roleAndRate(inputs, p.team_member_id);
     const estimated = shareOf.get(p.team_member_id) ?? new D(0);
-    const lines = costLines(inputs, task.id, p.team_member_id);
+    const lines = costLines(inputs, task, p.team_member_id);
+    const hasEstimate = estimated.gt(0);
     return {
       team_member_id: p.team_member_id,
       name: p.name,
       avatar_url: inputs.members.get(p.team_member_id)?.avatar_url ?? null,
-      jobRole,
-      hourly_rate: rate,
+      jobRole: today.jobRole,
+      hourly_rate: today.rate,
+      bill_rate: today.bill,
+      cost_rate_source: today.costSource,
+      bill_rate_source: today.billSource,
       estimated_hours: estimated,
       logged_hours: lines.reduce((s, l) => s.plus(l.logged_hours), new D(0)),
-      estimated_cost: money(estimated.times(rate), inputs.currency),
+      estimated_cost: amount(inputs, estimated, today.rate),
       actual_cost: lines.reduce((s, l) => s.plus(l.actual_cost), new D(0)),
+      estimated_revenue: task.billable ? amount(inputs, estimated, today.bill) : new D(0),
+      actual_revenue: lines.reduce((s, l) => s.plus(l.actual_revenue), new D(0)),
+      // Section 8 rule 8: a rate that resolves to none on a day that counts (today for an estimate, each logged day).
+      missing_cost: (hasEstimate && today.costSource === 'none') || lines.some((l) => l.cost_missing),
+      missing_bill: billsHere && ((hasEstimate && today.billSource === 'none') || lines.some((l) => l.bill_missing)),
       cost_lines: lines,
     };
   });
@@ -263,6 +367,9 @@ function ownFigures(inputs: Inputs, task: Task): Own {
     estimated_labor_cost: add((m) => m.estimated_cost),
     actual_labor_cost: add((m) => m.actual_cost),
     fixed_cost: new D(task.fixed_cost),
+    estimated_revenue: add((m) => m.estimated_revenue),
+    actual_revenue: add((m) => m.actual_revenue),
+    missing: members.some((m) => m.missing_cost || m.missing_bill),
     members,
   };
 }
@@ -271,12 +378,13 @@ function ownFigures(inputs: Inputs, task: Task): Own {
 function mergeLines(lines: CostLine[]): CostLine[] {
   const merged = new Map<string, CostLine>();
   for (const line of lines) {
-    const key = `${line.job_role}|${line.hourly_rate.toFixed()}`;
+    const key = `${line.job_role}|${line.hourly_rate.toFixed()}|${line.bill_rate.toFixed()}`;
     const seen = merged.get(key);
     if (!seen) merged.set(key, { ...line });
     else {
       seen.logged_hours = seen.logged_hours.plus(line.logged_hours);
       seen.actual_cost = seen.actual_cost.plus(line.actual_cost);
+      seen.actual_revenue = seen.actual_revenue.plus(line.actual_revenue);
       if (line.first_day < seen.first_day) seen.first_day = line.first_day;
       if (line.last_day > seen.last_day) seen.last_day = line.last_day;
     }
@@ -290,21 +398,33 @@ function descendants(inputs: Inputs, id: string): Task[] {
   return out;
 }
 
-function presentMember(m: MemberFig) {
+/** Rates as shown: in a "day" project the entered ones as day_rate / day_bill_rate, the hourly ones divided, 4 decimals. */
+function shownRates(inputs: Inputs, cost: Dec, bill: Dec) {
+  if (inputs.perDay === null) return { hourly_rate: num(cost), bill_rate: num(bill) };
+  const perHour = (rate: Dec) => num(rate.div(inputs.perDay as Dec).toDecimalPlaces(4, D.ROUND_HALF_UP));
+  return { hourly_rate: perHour(cost), day_rate: num(cost), bill_rate: perHour(bill), day_bill_rate: num(bill) };
+}
+
+function presentMember(inputs: Inputs, m: MemberFig) {
   return {
     team_member_id: m.team_member_id,
     name: m.name,
     avatar_url: m.avatar_url,
-    hourly_rate: num(m.hourly_rate),
+    ...shownRates(inputs, m.hourly_rate, m.bill_rate),
     estimated_hours: num(m.estimated_hours),
     logged_hours: num(m.logged_hours),
     estimated_cost: num(m.estimated_cost),
     actual_cost: num(m.actual_cost),
+    estimated_revenue: num(m.estimated_revenue),
+    actual_revenue: num(m.actual_revenue),
+    cost_rate_source: m.cost_rate_source,
+    bill_rate_source: m.bill_rate_source,
     cost_lines: m.cost_lines.map((l) => ({
       job_role: l.job_role,
-      hourly_rate: num(l.hourly_rate),
+      ...shownRates(inputs, l.hourly_rate, l.bill_rate),
       logged_hours: num(l.logged_hours),
       actual_cost: num(l.actual_cost),
+      actual_revenue: num(l.actual_revenue),
       first_day: l.first_day,
       last_day: l.last_day,
     })),
@@ -325,6 +445,10 @@ export function oracleBreakdown(inputs: Inputs, taskId: string, includeSubtasks:
       seen.logged_hours = seen.logged_hours.plus(m.logged_hours);
       seen.estimated_cost = seen.estimated_cost.plus(m.estimated_cost);
       seen.actual_cost = seen.actual_cost.plus(m.actual_cost);
+      seen.estimated_revenue = seen.estimated_revenue.plus(m.estimated_revenue);
+      seen.actual_revenue = seen.actual_revenue.plus(m.actual_revenue);
+      seen.missing_cost = seen.missing_cost || m.missing_cost;
+      seen.missing_bill = seen.missing_bill || m.missing_bill;
       seen.cost_lines = [...seen.cost_lines, ...m.cost_lines];
     }
   }
@@ -333,6 +457,8 @@ export function oracleBreakdown(inputs: Inputs, taskId: string, includeSubtasks:
   const estLabor = total((o) => o.estimated_labor_cost);
   const actLabor = total((o) => o.actual_labor_cost);
   const fixed = total((o) => o.fixed_cost);
+  const estRevenue = total((o) => o.estimated_revenue);
+  const actRevenue = total((o) => o.actual_revenue);
   const roles = [...new Set(members.map((m) => m.jobRole))].sort((a, b) => (a === 'Unassigned' ? 1 : 0) - (b === 'Unassigned' ? 1 : 0) || byCodePoint(a, b));
   return {
     task: {
@@ -348,6 +474,11 @@ export function oracleBreakdown(inputs: Inputs, taskId: string, includeSubtasks:
       fixed_cost: num(fixed),
       total_estimated_cost: num(estLabor.plus(fixed)),
       total_actual_cost: num(actLabor.plus(fixed)),
+      estimated_revenue: num(estRevenue),
+      actual_revenue: num(actRevenue),
+      estimated_margin: num(estRevenue.minus(estLabor.plus(fixed))),
+      actual_margin: num(actRevenue.minus(actLabor.plus(fixed))),
+      has_missing_rates: owns.some((o) => o.missing),
     },
     grouped_members: roles.map((jobRole) => {
       const group = members.filter((m) => m.jobRole === jobRole);
@@ -358,10 +489,16 @@ export function oracleBreakdown(inputs: Inputs, taskId: string, includeSubtasks:
         logged_hours: add((m) => m.logged_hours),
         estimated_cost: add((m) => m.estimated_cost),
         actual_cost: add((m) => m.actual_cost),
-        members: group.map(presentMember),
+        estimated_revenue: add((m) => m.estimated_revenue),
+        actual_revenue: add((m) => m.actual_revenue),
+        members: group.map((m) => presentMember(inputs, m)),
       };
     }),
-    members: members.map((m) => ({ ...presentMember(m), job_title_name: m.jobRole })),
+    members: members.map((m) => ({ ...presentMember(inputs, m), job_title_name: m.jobRole })),
+    warnings: members.flatMap((m) => [
+      ...(m.missing_cost ? [{ code: 'MISSING_COST_RATE', team_member_id: m.team_member_id, name: m.name }] : []),
+      ...(m.missing_bill ? [{ code: 'MISSING_BILL_RATE', team_member_id: m.team_member_id, name: m.name }] : []),
+    ]),
   };
 }
 
@@ -380,13 +517,16 @@ export function oracleList(inputs: Inputs, filter: Filter, parentId: string | nu
       const estLabor = total((o) => o.estimated_labor_cost);
       const actLabor = total((o) => o.actual_labor_cost);
       const fixed = total((o) => o.fixed_cost);
+      const estRevenue = total((o) => o.estimated_revenue);
+      const actRevenue = total((o) => o.actual_revenue);
       const assignees = (inputs.assignees.get(t.id) ?? [])
         .map((id) => ({ team_member_id: id, name: inputs.members.get(id)?.name as string }))
         .sort(memberOrder)
         .map(({ team_member_id }) => {
           const { jobRole, rate } = roleAndRate(inputs, team_member_id);
           const member = inputs.members.get(team_member_id) as { name: string; avatar_url: string | null };
-          return { team_member_id, name: member.name, avatar_url: member.avatar_url, job_title_name: jobRole, hourly_rate: num(rate) };
+          const shown = inputs.perDay === null ? rate : rate.div(inputs.perDay).toDecimalPlaces(4, D.ROUND_HALF_UP);
+          return { team_member_id, name: member.name, avatar_url: member.avatar_url, job_title_name: jobRole, hourly_rate: num(shown) };
         });
       return {
         id: t.id,
@@ -401,6 +541,11 @@ export function oracleList(inputs: Inputs, filter: Filter, parentId: string | nu
         fixed_cost: fixed,
         total_estimated_cost: estLabor.plus(fixed),
         total_actual_cost: actLabor.plus(fixed),
+        estimated_revenue: estRevenue,
+        actual_revenue: actRevenue,
+        estimated_margin: estRevenue.minus(estLabor.plus(fixed)),
+        actual_margin: actRevenue.minus(actLabor.plus(fixed)),
+        has_missing_rates: owns.some((o) => o.missing),
         parent_task_id: t.parent_task_id,
         sub_tasks_count: inputs.tasks.filter((c) => c.parent_task_id === t.id && listed(c)).length,
         variance: estLabor.minus(actLabor),
@@ -411,8 +556,11 @@ export function oracleList(inputs: Inputs, filter: Filter, parentId: string | nu
       };
     });
   const FIGURES = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost',
-    'total_estimated_cost', 'total_actual_cost', 'variance'] as const;
-  const totals = Object.fromEntries(FIGURES.map((f) => [f, num(rows.reduce((s, r) => s.plus(r[f]), new D(0)))]));
+    'total_estimated_cost', 'total_actual_cost', 'estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin', 'variance'] as const;
+  const totals = {
+    ...Object.fromEntries(FIGURES.map((f) => [f, num(rows.reduce((s, r) => s.plus(r[f]), new D(0)))])),
+    has_missing_rates: rows.some((r) => r.has_missing_rates),
+  };
   return {
     project: inputs.project,
     tasks: rows.map((r) => ({ ...r, ...Object.fromEntries(FIGURES.map((f) => [f, num(r[f])])) })),

@@ -1,4 +1,4 @@
-import { isSupportedCurrency } from '../../src/finance/rules/money';
+import { Decimal, isSupportedCurrency } from '../../src/finance/rules/money';
 import { ISO_4217_MINOR_UNITS, byCodePoint, isoMinorUnit, oracleBreakdown } from '../support/oracle';
 
 /*
@@ -23,12 +23,21 @@ describe('byCodePoint', () => {
 });
 
 /** Inputs of one project with one task (no logs), every member in one role at `rate` from the beginning. */
-function inputs(currency: string, estimate: string, rate: string | null, members: { id: string; name: string }[], logs: Inputs['logs'] = []): Inputs {
+function inputs(
+  currency: string,
+  estimate: string,
+  rate: string | null,
+  members: { id: string; name: string }[],
+  logs: Inputs['logs'] = [],
+  pricing: { perDay?: string; bill?: string | null; overrides?: Inputs['overridesOf'] } = {},
+): Inputs {
   const task = { id: 't1', name: 'Task', parent_task_id: null, billable: true, estimated_hours: estimate, fixed_cost: '0', status: null, priority: null, phase: null };
   return {
     projectId: 'p1',
     currency,
-    project: { id: 'p1', name: 'P', currency, budget: null },
+    project: { id: 'p1', name: 'P', currency, budget: null, rate_unit: pricing.perDay ? 'day' : 'hour', hours_per_day: Number(pricing.perDay ?? 8) },
+    perDay: pricing.perDay ? new Decimal(pricing.perDay) : null,
+    bills: pricing.bill !== undefined && pricing.bill !== null,
     today: '2026-11-20',
     range: {},
     tasks: [task],
@@ -37,7 +46,8 @@ function inputs(currency: string, estimate: string, rate: string | null, members
     members: new Map(members.map((m) => [m.id, { name: m.name, avatar_url: null }])),
     rolesOf: new Map(members.map((m) => [m.id, [{ effective_from: '2020-01-01', value: 'r1' }]])),
     roleName: new Map([['r1', 'Dev']]),
-    ratesOf: new Map([['r1', [{ effective_from: '1970-01-01', value: rate }]]]),
+    ratesOf: new Map([['r1', [{ effective_from: '1970-01-01', value: { cost: rate, bill: pricing.bill ?? null } }]]]),
+    overridesOf: pricing.overrides ?? new Map(),
   };
 }
 
@@ -60,6 +70,35 @@ describe('oracleBreakdown', () => {
       const body = oracleBreakdown(inputs(currency, '0.5', rate, [{ id: 'm1', name: 'Ann' }], [{ task_id: 't1', team_member_id: 'm1', seconds: 1800, day: '2026-11-02' }]), 't1', false);
       expect({ currency, estimated: body.task.estimated_labor_cost, actual: body.task.actual_labor_cost }).toEqual({ currency, estimated: cost, actual: cost });
     }
+  });
+});
+
+describe('oracleBreakdown with bill rates, overrides and day rates (docs/finance-rules.md R20-R25)', () => {
+  it('costs 8 h at 105 a day with 8-hour days at 105.00, and 7.5 h of a 7.5-hour day at 105.00', () => {
+    for (const [perDay, seconds] of [['8', 28_800], ['7.5', 27_000]] as const) {
+      const body = oracleBreakdown(
+        inputs('USD', '0', '105', [{ id: 'm1', name: 'Ann' }], [{ task_id: 't1', team_member_id: 'm1', seconds, day: '2026-11-02' }], { perDay, bill: '840' }),
+        't1',
+        false,
+      );
+      expect(body.task).toMatchObject({ actual_labor_cost: 105, actual_revenue: 840, actual_margin: 735, has_missing_rates: false });
+      expect(body.members[0]).toMatchObject({ day_rate: 105, day_bill_rate: 840 });
+    }
+  });
+
+  it('lets a member\'s own rate beat its role\'s from its day on, each rate on its own', () => {
+    const overrides = new Map([['m1', [{ effective_from: '2026-11-10', value: { cost: '60', bill: null } }]]]);
+    const logs = [
+      { task_id: 't1', team_member_id: 'm1', seconds: 3600, day: '2026-11-02' },
+      { task_id: 't1', team_member_id: 'm1', seconds: 3600, day: '2026-11-12' },
+    ];
+    const body = oracleBreakdown(inputs('USD', '0', '50', [{ id: 'm1', name: 'Ann' }], logs, { bill: '90', overrides }), 't1', false);
+    expect(body.members[0]?.cost_lines.map((l) => [l.hourly_rate, l.bill_rate, l.actual_cost, l.actual_revenue])).toEqual([
+      [50, 90, 50, 90],
+      [60, 90, 60, 90],
+    ]);
+    expect(body.members[0]).toMatchObject({ cost_rate_source: 'member', bill_rate_source: 'role' });
+    expect(body.warnings).toEqual([]);
   });
 });
 

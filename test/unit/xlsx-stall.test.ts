@@ -10,7 +10,7 @@ const ROWS = 20_000;
 
 /** Rows whose figures count how many rows the writer has turned into cells (text columns are read up front). */
 function countingTree(written: { rows: number }): ExportTree {
-  const figures = { estimated_hours: '1.00', logged_hours: '0.00', estimated_labor_cost: '10.00', actual_labor_cost: '0.00', fixed_cost: '0.00', total_estimated_cost: '10.00', total_actual_cost: '0.00' };
+  const figures = { estimated_hours: '1.00', logged_hours: '0.00', estimated_labor_cost: '10.00', actual_labor_cost: '0.00', fixed_cost: '0.00', total_estimated_cost: '10.00', total_actual_cost: '0.00', estimated_revenue: '0', actual_revenue: '0', estimated_margin: '-10.00', actual_margin: '0', has_missing_rates: '0' };
   const rows = Array.from({ length: ROWS }, (_, i) => ({
     depth: 0,
     // Random names: the zip cannot shrink them to nothing, so the stalled client's buffer fills.

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { exactDecimal } from '../../openapi/common';
 import type { Figure } from '../rules/figures';
 
@@ -10,12 +11,16 @@ export const money = (what: string) => exactDecimal(`${what}, in the project's c
  * The zod fields of some figures of the model (figures.ts), each described by its meaning, or by
  * `sum` for sums of them (a figure that is not a summary's, such as variance, keeps its meaning).
  */
-export function figureFields<F extends Figure>(figures: readonly F[], sum?: string): Record<F['name'], ReturnType<typeof exactDecimal>> {
+export function figureFields<F extends Figure>(
+  figures: readonly F[],
+  sum?: string,
+): Record<F['name'], ReturnType<typeof exactDecimal> | z.ZodBoolean> {
   return Object.fromEntries(
     figures.map((figure) => {
-      const what = sum !== undefined && figure.summary ? sum : figure.meaning;
-      return [figure.name, figure.unit === 'hours' ? hours(what) : money(what)];
+      // A flag keeps its meaning in sums too: whether any task summed has it.
+      const what = sum !== undefined && figure.summary && figure.unit !== 'flag' ? sum : figure.meaning;
+      return [figure.name, figure.unit === 'flag' ? z.boolean().describe(what) : figure.unit === 'hours' ? hours(what) : money(what)];
     }),
-  ) as Record<F['name'], ReturnType<typeof exactDecimal>>;
+  ) as Record<F['name'], ReturnType<typeof exactDecimal> | z.ZodBoolean>;
 }
 

@@ -25,11 +25,18 @@ export type ExportTree = {
 /** What an export sends: its type and file name, and a writer that streams the file to `out`. */
 export type ExportFile = { contentType: string; fileName: string; write: (out: Writable) => Promise<void> };
 
-const FIGURES: { key: keyof Figures; header: string; money: boolean }[] = FIGURE_MODEL.map((figure) => ({
+const FIGURES: { key: keyof Figures; header: string; money: boolean; flag: boolean }[] = FIGURE_MODEL.map((figure) => ({
   key: figure.name,
   header: figure.header,
   money: figure.unit === 'money',
+  flag: figure.unit === 'flag',
 }));
+
+/** A figure's cell as CSV text: exact decimals, a flag (a count of tasks) as yes or no. */
+const csvFigure = (figure: (typeof FIGURES)[number], text: string) => (figure.flag ? (Number(text) > 0 ? 'yes' : 'no') : text);
+
+/** A figure's XLSX cell: a number, a flag as yes or no. */
+const xlsxFigure = (figure: (typeof FIGURES)[number], text: string) => (figure.flag ? (Number(text) > 0 ? 'yes' : 'no') : Number(text));
 const TEXT_HEADERS = ['Task', 'Task id', 'Level', 'Parent task', 'Status', 'Priority', 'Phase', 'Billable'];
 
 function fileName(projectName: string, extension: string, what = 'finance'): string {
@@ -39,12 +46,18 @@ function fileName(projectName: string, extension: string, what = 'finance'): str
 
 /** The cost-lines sheet: each exported task's own cost lines per member (docs/finance-rules.md R15.3). */
 const LINE_TEXTS = ['Task', 'Task id', 'Member', 'Member id', 'Job role'] as const;
-const LINE_FIGURES: { key: 'hourly_rate' | 'logged_hours' | 'actual_cost'; header: string; money: boolean }[] = [
+type LineFigure = { key: 'hourly_rate' | 'bill_rate' | 'logged_hours' | 'actual_cost' | 'actual_revenue'; header: string; money: boolean };
+const LINE_FIGURES: LineFigure[] = [
   { key: 'hourly_rate', header: 'Hourly rate', money: true },
   { key: 'logged_hours', header: 'Logged hours', money: false },
   { key: 'actual_cost', header: 'Actual cost', money: true },
 ];
 const LINE_DAYS = ['First day', 'Last day'] as const;
+/** Added after the days (docs/finance-rules.md R22, R23), so the earlier columns keep their places. */
+const LINE_REVENUE: LineFigure[] = [
+  { key: 'bill_rate', header: 'Bill rate', money: true },
+  { key: 'actual_revenue', header: 'Actual revenue', money: true },
+];
 const lineTexts = (line: ExportCostLine) => [line.task_name, line.task_id, line.member_name, line.team_member_id, line.job_role];
 
 /**
@@ -128,12 +141,12 @@ export function toCsv(tree: ExportTree): ExportFile {
       let batch = '';
       for (let i = start; i < Math.min(start + ROWS_PER_BATCH, tree.rows.length); i++) {
         const entry = tree.rows[i] as ExportTree['rows'][number];
-        batch += line([...texts(entry).map(defused), ...FIGURES.map((f) => entry.row[f.key])]);
+        batch += line([...texts(entry).map(defused), ...FIGURES.map((f) => csvFigure(f, entry.row[f.key]))]);
       }
       await send(out, batch);
       await nextTurn();
     }
-    await send(out, line(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => tree.totals[f.key])]));
+    await send(out, line(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => csvFigure(f, tree.totals[f.key]))]));
     out.end();
   };
   return { contentType: 'text/csv; charset=utf-8; header=present', fileName: fileName(tree.project.name, 'csv'), write };
@@ -141,13 +154,18 @@ export function toCsv(tree: ExportTree): ExportFile {
 
 export function toCostLinesCsv(tree: Pick<ExportTree, 'project'>, lines: readonly ExportCostLine[]): ExportFile {
   const line = (fields: string[]) => fields.map(csvField).join(',') + '\r\n';
-  const header = [...LINE_TEXTS, ...LINE_FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`), ...LINE_DAYS];
+  const header = [
+    ...LINE_TEXTS,
+    ...LINE_FIGURES.map((f) => `${f.header}${f.money ? ` (${tree.project.currency})` : ''}`),
+    ...LINE_DAYS,
+    ...LINE_REVENUE.map((f) => `${f.header} (${tree.project.currency})`),
+  ];
   const write = async (out: Writable) => {
     await send(out, line(header));
     for (let start = 0; start < lines.length; start += ROWS_PER_BATCH) {
       let batch = '';
       for (const entry of lines.slice(start, start + ROWS_PER_BATCH)) {
-        batch += line([...lineTexts(entry).map(defused), ...LINE_FIGURES.map((f) => entry[f.key]), entry.first_day, entry.last_day]);
+        batch += line([...lineTexts(entry).map(defused), ...LINE_FIGURES.map((f) => entry[f.key]), entry.first_day, entry.last_day, ...LINE_REVENUE.map((f) => entry[f.key])]);
       }
       await send(out, batch);
       await nextTurn();
@@ -169,16 +187,15 @@ export function toXlsx(tree: ExportTree, lines?: readonly ExportCostLine[]): Exp
     const moneyFormat = `${amount};-${amount}`;
     sheet.columns = [
       ...TEXT_HEADERS.map((header) => ({ header, width: header === 'Task' ? 40 : header === 'Task id' ? 38 : 14 })),
-      ...FIGURES.map((f) => ({ header: f.header, width: 20, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
+      ...FIGURES.map((f) => ({ header: f.header, width: 20, style: f.flag ? {} : { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
     ];
     sheet.getRow(1).font = { bold: true };
     sheet.getRow(1).commit();
-    // Spreadsheet cells are binary floating point: the nearest double to the exact decimal.
-    const number = (value: string) => Number(value);
+    // Spreadsheet cells are binary floating point: the nearest double to the exact decimal (xlsxFigure).
     const texts = textColumns(tree);
     for (let i = 0; i < tree.rows.length; i++) {
       const entry = tree.rows[i] as ExportTree['rows'][number];
-      const row = sheet.addRow([...texts(entry), ...FIGURES.map((f) => number(entry.row[f.key]))]);
+      const row = sheet.addRow([...texts(entry), ...FIGURES.map((f) => xlsxFigure(f, entry.row[f.key]))]);
       row.getCell(1).alignment = { indent: Math.min(entry.depth, 15) };
       row.commit();
       if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {
@@ -187,7 +204,7 @@ export function toXlsx(tree: ExportTree, lines?: readonly ExportCostLine[]): Exp
         await nextTurn();
       }
     }
-    const total = sheet.addRow(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => number(tree.totals[f.key]))]);
+    const total = sheet.addRow(['Total', '', '', '', '', '', '', '', ...FIGURES.map((f) => xlsxFigure(f, tree.totals[f.key]))]);
     total.font = { bold: true };
     total.commit();
     await sheet.commit();
@@ -211,12 +228,13 @@ async function writeCostLines(
     ...LINE_TEXTS.map((header) => ({ header, width: header === 'Task' || header === 'Member' ? 32 : header.endsWith('id') ? 38 : 20 })),
     ...LINE_FIGURES.map((f) => ({ header: f.header, width: 16, style: { numFmt: f.money ? moneyFormat : '#,##0.00' } })),
     ...LINE_DAYS.map((header) => ({ header, width: 12 })),
+    ...LINE_REVENUE.map((f) => ({ header: f.header, width: 16, style: { numFmt: moneyFormat } })),
   ];
   costs.getRow(1).font = { bold: true };
   costs.getRow(1).commit();
   for (let i = 0; i < lines.length; i++) {
     const entry = lines[i] as ExportCostLine;
-    costs.addRow([...lineTexts(entry), ...LINE_FIGURES.map((f) => number(entry[f.key])), entry.first_day, entry.last_day]).commit();
+    costs.addRow([...lineTexts(entry), ...LINE_FIGURES.map((f) => number(entry[f.key])), entry.first_day, entry.last_day, ...LINE_REVENUE.map((f) => number(entry[f.key]))]).commit();
     if (i % XLSX_ROWS_PER_BATCH === XLSX_ROWS_PER_BATCH - 1) {
       await drained(out);
       await nextTurn();

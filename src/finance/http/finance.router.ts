@@ -4,6 +4,7 @@ import { nowIso, todayIn } from '../../clock';
 import { notFound } from '../../http/errors';
 import { findListedProject } from '../read-model/list.sql';
 import { bringCurrent } from '../read-model/freshness';
+import { wakeDrainer } from '../read-model/drainer';
 import { outsideRequests } from '../../db/request-queries';
 import type { Logger } from '../../logger';
 import { actorOf } from '../../http/auth';
@@ -22,8 +23,9 @@ import { FIXED_COST_HISTORY_ORDER } from '../../tasks/tasks.repository';
  * `renders` bounds how many project lists and exports are read and rendered at once in the instance
  * (each can be megabytes; teams take turns for them) and how many of one team's run or wait
  * (limiter.ts: one team's queue never delays another's; past it, 429). With
- * `refreshBehind`, a breakdown that found its project's stored figures out of date brings them current
- * in the background after answering (failures logged there).
+ * `refreshBehind`, a breakdown that found its project's stored figures out of date wakes the
+ * instance's drainer (read-model/drainer.ts) after answering, or without one brings them current in
+ * the background (failures logged there).
  */
 export function financeRouter(db: Knex, listCache: ListCache, renders: Renders, refreshBehind?: Logger): Router {
   const router = Router();
@@ -35,8 +37,8 @@ export function financeRouter(db: Knex, listCache: ListCache, renders: Renders, 
       const { financeVersion, answer, staleProject } = await service.getBreakdown(db, teamId, id, query.include_subtasks, query);
       res.setHeader('ETag', service.etagOf(financeVersion));
       sendJsonBytes(res, 200, answer);
-      if (refreshBehind && staleProject) {
-        // Behind the answer, for no request: its client may leave at once without stopping it.
+      // Behind the answer, for no request: the drainer's next batch (drainer.ts), or else a refresh.
+      if (refreshBehind && staleProject && !wakeDrainer(db, teamId, staleProject)) {
         outsideRequests(() => bringCurrent(db, teamId, staleProject, nowIso())).catch((err: unknown) =>
           refreshBehind.warn({ err, projectId: staleProject }, 'background refresh failed'),
         );

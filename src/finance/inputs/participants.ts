@@ -1,6 +1,7 @@
 import type { Knex } from 'knex';
 import { turns } from '../../turns';
 import { todayOf } from '../../clock';
+import type { RateSource } from '../rules/calculator';
 import { DayRange, Scope, byScopeKind, manyTasks, named, readRows, scopeCte } from './scope';
 
 /*
@@ -18,20 +19,36 @@ export type ParticipantRow = {
   is_assignee: boolean;
   /** Whether the member ever logged time on the task (whatever the range). */
   has_logged_time: boolean;
-  /** The member's role in the project today, and that role's rate in force today. */
+  /** The member's role in the project today, and its rates resolved today (docs/finance-rules.md R22; null: none). */
   job_role: string | null;
   hourly_rate: string | null;
+  bill_rate: string | null;
+  cost_source: RateSource;
+  bill_source: RateSource;
   /** The member's cost lines on the task in the range (section 3b rule 4), in no particular order. */
   cost_lines: readonly CostLineRow[];
 };
 
-/** One cost line of a ParticipantRow: the rate as exact text, the seconds a whole number. */
-export type CostLineRow = { job_role: string | null; hourly_rate: string; seconds: number; first_day: string; last_day: string };
+/**
+ * One cost line of a ParticipantRow: the rates as exact text (resolved on its days, 0 without one), whether
+ * either resolved to none on some of its days, the seconds a whole number.
+ */
+export type CostLineRow = {
+  job_role: string | null;
+  hourly_rate: string;
+  bill_rate: string;
+  cost_missing: boolean;
+  bill_missing: boolean;
+  seconds: number;
+  first_day: string;
+  last_day: string;
+};
 
 /**
  * Rows of participantsInScope's statement, told apart by `kind`: 0 a participant of a task (a, b: is
- * assignee, has logged time), 1 a member taking part (name, avatar, today's role and rate), 2 a cost
- * line of a participant (role, rate, seconds, first and last day).
+ * assignee, has logged time), 1 a member taking part (name, avatar, today's role, rates and their
+ * sources), 2 a cost line of a participant (role, rates, a, b: cost and bill rate missing on some day,
+ * seconds, first and last day).
  */
 type ParticipantPart = {
   kind: 0 | 1 | 2;
@@ -43,6 +60,9 @@ type ParticipantPart = {
   avatar_url: string | null;
   job_role: string | null;
   hourly_rate: string | null;
+  bill_rate: string | null;
+  cost_source: RateSource | null;
+  bill_source: RateSource | null;
   seconds: number | null;
   first_day: string | null;
   last_day: string | null;
@@ -56,8 +76,9 @@ export const RATE_PERIODS = (source: string) => `
 
 /**
  * SQL, CTEs over :projectId: `project_today (day)`, today in its time zone at the service clock's
- * instant :now; `role_period` and `rate_period`, each dated role and rate entry as the days it is in
- * force (from its day until the next entry's). A member's first role counts from the beginning of time
+ * instant :now; `role_period`, `rate_period` (a role's cost and bill rates) and `member_rate_period` (a
+ * member's own rates, docs/finance-rules.md R22), each dated entry as the days it is in force (from its
+ * day until the next entry's). A member's first role counts from the beginning of time
  * (section 3b rule 3): its period starts at -infinity, not at its entry's 1970-01-01, since a log of
  * the first hours of 1970 (UTC) falls on 1969-12-31 in a project west of UTC. A rate has no such
  * rule: before a role's first entry it has none (rule 2: 0). The one place that says which role and
@@ -73,28 +94,58 @@ export const DATED_PERIODS = `project_today (day) as (
        from project_member_roles where team_id = :teamId and project_id = :projectId
        window member_entries as (partition by team_member_id order by effective_from)
      ),
-     rate_period (job_role_id, hourly_rate, starts, ends) as (${RATE_PERIODS('project_rate_cards where team_id = :teamId and project_id = :projectId')})`;
+     rate_period (job_role_id, hourly_rate, bill_rate, starts, ends) as (
+       select job_role_id, hourly_rate, bill_rate, effective_from,
+              coalesce(lead(effective_from) over (partition by job_role_id order by effective_from), 'infinity'::date)
+       from project_rate_cards where team_id = :teamId and project_id = :projectId
+     ),
+     member_rate_period (team_member_id, hourly_rate, bill_rate, starts, ends) as (
+       select team_member_id, hourly_rate, bill_rate, effective_from,
+              coalesce(lead(effective_from) over (partition by team_member_id order by effective_from), 'infinity'::date)
+       from project_member_rates where team_id = :teamId and project_id = :projectId
+     )`;
 
-/** SQL joins (over DATED_PERIODS): the role today of the member `member` (`jr`, its name) and that role's rate today (`rate`). */
+/** SQL (over a member's own rates `own` and its role's `rate` on a day): a rate resolved (R22), null for none. */
+const RESOLVED = (rate: 'hourly_rate' | 'bill_rate', own: string) => `coalesce(${own}.${rate}, rate.${rate})`;
+
+/** SQL: where a rate resolved by RESOLVED comes from. */
+const SOURCE = (rate: 'hourly_rate' | 'bill_rate', own: string) =>
+  `case when ${own}.${rate} is not null then 'member' when rate.${rate} is not null then 'role' else 'none' end`;
+
+/**
+ * SQL joins (over DATED_PERIODS): the role today of the member `member` (`jr`, its name), that role's
+ * rates today (`rate`) and the member's own rates today (`own`).
+ */
 const ROLE_AND_RATE_TODAY = (member: string) => `cross join project_today pt
      left join role_period role on role.team_member_id = ${member} and pt.day >= role.starts and pt.day < role.ends
      left join job_roles jr on jr.team_id = :teamId and jr.id = role.job_role_id
-     left join rate_period rate on rate.job_role_id = role.job_role_id and pt.day >= rate.starts and pt.day < rate.ends`;
+     left join rate_period rate on rate.job_role_id = role.job_role_id and pt.day >= rate.starts and pt.day < rate.ends
+     left join member_rate_period own on own.team_member_id = ${member} and pt.day >= own.starts and pt.day < own.ends`;
+
+/** SQL columns (over ROLE_AND_RATE_TODAY): the rates resolved today, as text, and their sources. */
+const RATES_TODAY = `${RESOLVED('hourly_rate', 'own')}::text as hourly_rate, ${RESOLVED('bill_rate', 'own')}::text as bill_rate,
+            ${SOURCE('hourly_rate', 'own')} as cost_source, ${SOURCE('bill_rate', 'own')} as bill_source`;
 
 /**
- * SQL (over DATED_PERIODS): the cost lines (docs/finance-rules.md R15.3) of the per-day totals `d` that
- * `join` and `where` keep: each task and member's logged seconds grouped by the role on the day and
- * that role's rate on the day (0 without one), with the first and last day of each line.
+ * SQL (over DATED_PERIODS): the cost lines (docs/finance-rules.md R15.3, R22) of the per-day totals `d`
+ * that `join` and `where` keep: each task and member's logged seconds grouped by the role on the day
+ * and the cost and bill rates resolved on the day (the member's own, else its role's, else 0), with
+ * whether either resolved to none on some day of the line, and the first and last day of each line.
  */
 const COST_LINES = (join: string, where: string) => `
-       select d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0)) as hourly_rate,
+       select d.task_id, d.team_member_id, role.job_role_id,
+              trim_scale(coalesce(${RESOLVED('hourly_rate', 'own')}, 0)) as hourly_rate,
+              trim_scale(coalesce(${RESOLVED('bill_rate', 'own')}, 0)) as bill_rate,
+              bool_or(${RESOLVED('hourly_rate', 'own')} is null) as cost_missing, bool_or(${RESOLVED('bill_rate', 'own')} is null) as bill_missing,
               min(d.day) as first_day, max(d.day) as last_day, sum(d.total_seconds) as seconds
        from task_member_day_time d
        ${join}
        left join role_period role on role.team_member_id = d.team_member_id and d.day >= role.starts and d.day < role.ends
        left join rate_period rate on rate.job_role_id = role.job_role_id and d.day >= rate.starts and d.day < rate.ends
+       left join member_rate_period own on own.team_member_id = d.team_member_id and d.day >= own.starts and d.day < own.ends
        where d.total_seconds > 0 and ${where}
-       group by d.task_id, d.team_member_id, role.job_role_id, trim_scale(coalesce(rate.hourly_rate, 0))`;
+       group by d.task_id, d.team_member_id, role.job_role_id,
+                trim_scale(coalesce(${RESOLVED('hourly_rate', 'own')}, 0)), trim_scale(coalesce(${RESOLVED('bill_rate', 'own')}, 0))`;
 
 /** SQL: participantsInScope's statement over a scope (its `scope (id)` CTE). */
 const participantsSql = (scopeSql: string) => `with recursive ${scopeSql},
@@ -115,16 +166,17 @@ const participantsSql = (scopeSql: string) => `with recursive ${scopeSql},
        '(cast(:from as date) is null or d.day >= cast(:from as date)) and (cast(:to as date) is null or d.day <= cast(:to as date))',
      )})
      select 0 as kind, p.task_id, p.team_member_id, p.is_assignee as a, p.has_logged_time as b,
-            null::text as name, null::text as avatar_url, null::text as job_role, null::text as hourly_rate,
-            null::bigint as seconds, null::text as first_day, null::text as last_day
+            null::text as name, null::text as avatar_url, null::text as job_role, null::text as hourly_rate, null::text as bill_rate,
+            null::text as cost_source, null::text as bill_source, null::bigint as seconds, null::text as first_day, null::text as last_day
      from participant p
      union all
-     select 1, null, m.id, null, null, m.name, m.avatar_url, jr.name, rate.hourly_rate::text, null, null, null
+     select 1, null, m.id, null, null, m.name, m.avatar_url, jr.name, ${RATES_TODAY}, null, null, null
      from team_members m
      ${ROLE_AND_RATE_TODAY('m.id')}
      where m.team_id = :teamId and m.id in (select team_member_id from participant)
      union all
-     select 2, l.task_id, l.team_member_id, null, null, null, null, jr.name, l.hourly_rate::text, l.seconds, l.first_day::text, l.last_day::text
+     select 2, l.task_id, l.team_member_id, l.cost_missing, l.bill_missing, null, null, jr.name, l.hourly_rate::text, l.bill_rate::text,
+            null, null, l.seconds, l.first_day::text, l.last_day::text
      from line l left join job_roles jr on jr.team_id = :teamId and jr.id = l.job_role_id`;
 
 /** The statements of this file, by name (test/unit/sql-golden.test.ts). */
@@ -164,7 +216,7 @@ export async function assigneesToday(db: Knex, teamId: string, projectId: string
   const assignees = await readRows<Omit<ParticipantRow, 'cost_lines'> & { cost_lines?: ParticipantRow['cost_lines'] }>(
     db,
     `with ${DATED_PERIODS}
-     select a.task_id, m.id as team_member_id, m.name, m.avatar_url, jr.name as job_role, rate.hourly_rate::text as hourly_rate,
+     select a.task_id, m.id as team_member_id, m.name, m.avatar_url, jr.name as job_role, ${RATES_TODAY},
             true as is_assignee, false as has_logged_time
      from task_assignees a
      join team_members m on m.team_id = a.team_id and m.id = a.team_member_id
@@ -196,6 +248,9 @@ async function assembleParticipants(parts: readonly ParticipantPart[]): Promise<
       const line: CostLineRow = {
         job_role: part.job_role,
         hourly_rate: part.hourly_rate as string,
+        bill_rate: part.bill_rate as string,
+        cost_missing: Boolean(part.a),
+        bill_missing: Boolean(part.b),
         seconds: Number(part.seconds),
         first_day: part.first_day as string,
         last_day: part.last_day as string,
@@ -222,6 +277,9 @@ async function assembleParticipants(parts: readonly ParticipantPart[]): Promise<
       has_logged_time: Boolean(part.b),
       job_role: member.job_role,
       hourly_rate: member.hourly_rate,
+      bill_rate: member.bill_rate,
+      cost_source: member.cost_source as RateSource,
+      bill_source: member.bill_source as RateSource,
       cost_lines: lines.get(part.task_id as string)?.get(part.team_member_id) ?? [],
     });
   }

@@ -80,13 +80,27 @@ export type FinanceTaskRow = {
   priority: string | null;
   phase: string | null;
   created_at: Date;
+  /** The project's hours of a day when its rates are per day (docs/finance-rules.md R21), else null. */
+  per_day: string | null;
+  /** Whether the project has a bill rate entry, on its card or a member's (R25). */
+  bills: boolean;
 };
+
+/**
+ * SQL, one row: how the project :projectId prices (docs/finance-rules.md R21, R25): `per_day`, its hours
+ * of a day when its rates are per day (text), else null; `bills`, whether it has a bill rate entry.
+ */
+export const PRICING = `select case when p.rate_unit = 'day' then p.hours_per_day::text end as per_day,
+              exists (select 1 from project_rate_cards c where c.team_id = p.team_id and c.project_id = p.id and c.bill_rate is not null)
+              or exists (select 1 from project_member_rates r where r.team_id = p.team_id and r.project_id = p.id and r.bill_rate is not null) as bills
+       from projects p where p.team_id = :teamId and p.id = :projectId`;
 
 /** SQL: the tasks of a scope (its `scope (id)` CTE), in creation order (tasksInScope). */
 const tasksInScopeSql = (scopeSql: string) => `with recursive ${scopeSql}
      select t.id, t.name, t.project_id, t.parent_task_id, t.billable, t.estimated_hours, t.fixed_cost,
-            t.status, t.priority, t.phase, t.created_at
+            t.status, t.priority, t.phase, t.created_at, pricing.per_day, pricing.bills
      from tasks t join scope s on t.team_id = :teamId and t.id = s.id
+     cross join (${PRICING}) pricing
      order by t.created_at, t.id`;
 
 /** One example of each kind of scope: the SQL of a scope depends on its kind only. */

@@ -33,6 +33,7 @@ export type StoredBreakdownRow = StoredSummaryFigures & {
    */
   members_json: string | null;
   grouped_members_json: string | null;
+  warnings_json: string | null;
   /** The stored labor row's version (its xmin), for storeBreakdownParts; null without a row. */
   labor_version: string | null;
   /** The project's parts version when read, for storeBreakdownParts. */
@@ -58,6 +59,7 @@ const STORED_BREAKDOWNS_SQL = `select k.key::text as key, t.id, t.name, t.projec
             ${SUMMARY_FIGURE_COLUMNS},
             case when ${PARTS_CURRENT} then l.members_json end as members_json,
             case when ${PARTS_CURRENT} then l.grouped_members_json end as grouped_members_json,
+            case when ${PARTS_CURRENT} then l.warnings_json end as warnings_json,
             l.xmin::text as labor_version, coalesce(pf.parts_version, 0)::text as parts_version
      from unnest(string_to_array(:teamIds, ',')::uuid[], string_to_array(:taskIds, ',')::uuid[]) with ordinality as k (team_id, task_id, key)
      join tasks t on t.team_id = k.team_id and t.id = k.task_id and t.archived_at is null
@@ -169,14 +171,15 @@ export type PartsToStore = {
   parts_version: string;
   members_json: string;
   grouped_members_json: string;
+  warnings_json: string;
 };
 
 /** SQL: stores computed breakdown parts into labor rows no refresh rewrote (storeBreakdownParts). */
 const STORE_PARTS_SQL = `update task_labor l
-     set members_json = s.members_json, grouped_members_json = s.grouped_members_json, parts_version = s.parts_version
+     set members_json = s.members_json, grouped_members_json = s.grouped_members_json, warnings_json = s.warnings_json, parts_version = s.parts_version
      from (
-       select w.task_id, r.members_json, r.grouped_members_json, r.parts_version
-       from json_to_recordset(cast(:parts as json)) as r (task_id uuid, version text, parts_version bigint, members_json text, grouped_members_json text)
+       select w.task_id, r.members_json, r.grouped_members_json, r.warnings_json, r.parts_version
+       from json_to_recordset(cast(:parts as json)) as r (task_id uuid, version text, parts_version bigint, members_json text, grouped_members_json text, warnings_json text)
        join task_labor w on w.team_id = :teamId and w.task_id = r.task_id
        where w.xmin = cast(r.version as xid) and (w.members_json is null or w.parts_version <> r.parts_version)
        for update of w skip locked

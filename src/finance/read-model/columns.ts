@@ -39,7 +39,11 @@ const jsonText = (column: string) => `coalesce(to_json(${column})::text, 'null')
 export function listRowJson(figure: (name: RolledFigure) => string, subTasks: string, currencyJson: string, assigneesJson = 'l.assignees_json'): string {
   const numbers = (summary: boolean) =>
     FIGURES.filter((entry) => entry.summary === summary)
-      .map((entry) => `',"${entry.name}":' || trim_scale(${figure(entry.name)})`)
+      .map((entry) =>
+        entry.unit === 'flag'
+          ? `',"${entry.name}":' || case when ${figure(entry.name)} > 0 then 'true' else 'false' end`
+          : `',"${entry.name}":' || trim_scale(${figure(entry.name)})`,
+      )
       .join("\n       || ");
   // The summary's figures, then the tree's fields, then the figures only lists show (docs/api.md's order).
   return `'{"id":"' || t.id || '","name":' || to_json(t.name)::text || ',"project_id":"' || t.project_id

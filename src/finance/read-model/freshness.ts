@@ -6,6 +6,8 @@ import { PROJECT_COLUMNS, ProjectRow, findProject } from '../../projects/project
 import { CALCULATOR_VERSION } from '../rules/calculator';
 import { refreshTaskLabor } from './labor';
 import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
+import { PRICING } from '../inputs/scope';
+import { hasBudget, watchBudgets } from './budget-watch';
 
 /*
  * How the stored figures stay current (README, "How the figures stay current").
@@ -25,6 +27,7 @@ import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
  * matches and no mark is left. Every read checks that in the statement that reads the figures
  * (FIGURES_CURRENT), so the check and the figures come from one snapshot. A read that finds them out
  * of date calls bringCurrent, then reads again; a breakdown computes its one task on the fly instead.
+ * Behind the writes, drainer.ts brings marked tasks current a bounded batch at a time (drainMarks).
  *
  * bringCurrent runs once per project at a time: concurrent requests of one instance share it, and
  * instances queue on a transaction-scoped advisory lock, then find the stamp current. It never blocks
@@ -152,12 +155,14 @@ export async function recordRateChange(db: Knex, teamId: string, projectId: stri
  * ('task-figures': time logs, fixed costs) takes the project's row shared and only marks those tasks,
  * so it updates no row every such write must update; every other write takes the row exclusively and
  * bumps the project's revision (its writes are serialised, and figures stamped with an older revision
- * are known out of date).
+ * are known out of date). On a project with a budget it also takes the budget lock, and the write's
+ * transaction evaluates the budget's thresholds when it commits (budget-watch.ts).
  */
 export async function lockProject(db: Knex, teamId: string, id: string, change: Invalidation): Promise<ProjectRow | undefined> {
   if (change.kind === 'task-figures') {
     const row = await prepared(db('projects').where({ team_id: teamId, id }).forShare().first(PROJECT_COLUMNS), 'lock_project_shared');
     if (row) await recordInvalidation(db, teamId, id, change);
+    if (row && hasBudget(row)) await watchBudgets(db, teamId, id, change.taskIds, row);
     return row;
   }
   const [row] = await prepared(
@@ -171,6 +176,8 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
     change.kind === 'all' ? 'lock_project_for_reset' : 'lock_project_for_write',
   );
   if (row) await recordInvalidation(db, teamId, id, change);
+  // A budgeted project's thresholds are evaluated when the write commits (budget-watch.ts).
+  if (row && hasBudget(row)) await watchBudgets(db, teamId, id);
   return row;
 }
 
@@ -205,7 +212,9 @@ export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string
     ),
     'lock_project_of_task',
   );
-  return result.rows[0];
+  const row: ProjectRow | undefined = result.rows[0];
+  if (row && hasBudget(row)) await watchBudgets(db, teamId, row.id, [taskId], row);
+  return row;
 }
 
 /**
@@ -293,14 +302,16 @@ export const figuresVersionOf = (alias: string) =>
 /** The bindings FIGURES_CURRENT needs besides :teamId and :projectId. */
 export const stampBindings = (now: string) => ({ now, calculatorVersion: CALCULATOR_VERSION });
 
-type Stamp = { revision: number; day: string; calculator_version: number };
+type Stamp = { revision: number; day: string; calculator_version: number; pricing: string | null };
 
-/** Whether a rate-card entry or a member's role entry takes effect after one of the days and on or before the other. */
+/** Whether a rate-card entry, a member's rate override or a member's role entry takes effect after one of the days and on or before the other. */
 async function ratesChangedBetween(db: Knex, teamId: string, projectId: string, a: string, b: string): Promise<boolean> {
   const between = `effective_from > least(cast(:a as date), cast(:b as date)) and effective_from <= greatest(cast(:a as date), cast(:b as date))`;
   const result = await db.raw(
     `select exists (
        select 1 from project_rate_cards where team_id = :teamId and project_id = :projectId and ${between}
+       union all
+       select 1 from project_member_rates where team_id = :teamId and project_id = :projectId and ${between}
        union all
        select 1 from project_member_roles where team_id = :teamId and project_id = :projectId and ${between}
      ) as changed`,
@@ -309,9 +320,21 @@ async function ratesChangedBetween(db: Knex, teamId: string, projectId: string, 
   return Boolean(result.rows[0]?.changed);
 }
 
+/**
+ * How the project prices every task (docs/finance-rules.md R21, R25), as the stamp keeps it: its hours of
+ * a day when its rates are per day, and whether it has a bill rate entry (only then is a missing bill
+ * rate said, on every billable task). Either changes figures or breakdown parts of tasks no mark names.
+ */
+async function pricingOf(db: Knex, teamId: string, projectId: string): Promise<string> {
+  const result = await db.raw(PRICING, { teamId, projectId });
+  const row = result.rows[0] as { per_day: string | null; bills: boolean } | undefined;
+  return `${row?.per_day ?? 'hour'}|${row?.bills ? 'bills' : 'no bills'}`;
+}
+
 /** Whether every task must be recomputed rather than the marked ones. */
-async function needsFullRefresh(db: Knex, project: ProjectRow, stamp: Stamp | undefined, today: string, teamId: string): Promise<boolean> {
+async function needsFullRefresh(db: Knex, project: ProjectRow, stamp: Stamp | undefined, today: string, teamId: string, pricing: string): Promise<boolean> {
   if (!stamp || stamp.calculator_version !== CALCULATOR_VERSION) return true;
+  if (stamp.pricing !== pricing) return true;
   if (Number(stamp.revision) < Number(project.reset_revision)) return true;
   return stamp.day !== today && (await ratesChangedBetween(db, teamId, project.id, stamp.day, today));
 }
@@ -376,7 +399,7 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
   const today = await projectToday(trx, teamId, projectId, now);
   const stamp: Stamp | undefined = await trx('project_figures')
     .where({ team_id: teamId, project_id: projectId })
-    .first('revision', 'day', 'calculator_version');
+    .first('revision', 'day', 'calculator_version', 'pricing');
   const revision = Number(project.revision);
   // The marks first: every mark read has its write's changes committed, so the recomputation below sees them.
   const marks = await readMarks(trx, teamId, projectId);
@@ -384,7 +407,8 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
   const stampCurrent = stamp && Number(stamp.revision) === revision && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION;
   if (stampCurrent && marks.length === 0 && inputMarks.length === 0) return false;
   let partsLeft: boolean;
-  if (await needsFullRefresh(trx, project, stamp, today, teamId)) {
+  const pricing = await pricingOf(trx, teamId, projectId);
+  if (await needsFullRefresh(trx, project, stamp, today, teamId, pricing)) {
     partsLeft = await refreshTaskLabor(trx, teamId, project, 'all', now);
   } else {
     // Worked out only now, after the marks were read: what the changed inputs touch as they are now.
@@ -403,12 +427,13 @@ async function refreshInTransaction(trx: Knex, teamId: string, projectId: string
   await removeMarks(trx, 'stale_tasks', teamId, projectId, marks);
   await removeMarks(trx, 'stale_inputs', teamId, projectId, inputMarks);
   await trx('project_figures')
-    .insert({ team_id: teamId, project_id: projectId, revision, day: today, calculator_version: CALCULATOR_VERSION, generation: 1 })
+    .insert({ team_id: teamId, project_id: projectId, revision, day: today, calculator_version: CALCULATOR_VERSION, pricing, generation: 1 })
     .onConflict(['team_id', 'project_id'])
     .merge({
       revision,
       day: today,
       calculator_version: CALCULATOR_VERSION,
+      pricing,
       generation: trx.raw('project_figures.generation + 1'),
     });
   return partsLeft;
@@ -507,6 +532,51 @@ export async function readCurrent<T>(db: Knex, teamId: string, projectId: string
   }));
   refreshListeners.get(db)?.(teamId, projectId, partsLeft);
   return value;
+}
+
+/** What a drain step did: another refresh held the lock; the stamp is out of date (bringCurrent); or drained. */
+export type DrainStep = { kind: 'busy' } | { kind: 'whole' } | { kind: 'drained'; tasks: number; more: boolean };
+
+/** SQL: every mark of the tasks named by the project's `:limit` oldest marks. */
+const OLDEST_MARKED_TASKS = `select s.seq::text as seq, s.task_id from stale_tasks s
+  where s.team_id = :teamId and s.project_id = :projectId and s.task_id in (
+    select f.task_id from stale_tasks f where f.team_id = :teamId and f.project_id = :projectId order by f.seq limit :limit)`;
+
+/**
+ * One bounded step of the background drain (drainer.ts): while the project's stamp is current and no
+ * input is marked (marks of some tasks only: time logs, fixed costs), recomputes the tasks named by its
+ * `limit` oldest marks (at most `limit` tasks, so their breakdown parts are stored too), removes exactly
+ * the marks it read and bumps the generation. It is a refresh that read fewer marks: those it did not
+ * read stay, so their tasks, and the project's lists, stay out of date until a later step. It takes the
+ * refresh lock without waiting ('busy' when another refresh holds it): one drain or refresh of a
+ * project at a time, on every instance, and no connection held waiting. `more` says that it read a
+ * full batch (at least `limit` marks) and marks are left: a backlog, to go on with at once.
+ */
+export async function drainMarks(db: Knex, teamId: string, projectId: string, limit: number, now: string = nowIso()): Promise<DrainStep> {
+  let partsLeft = false;
+  const step = await retryingConflicts(() => db.transaction(async (trx): Promise<DrainStep> => {
+    const locked = await trx.raw('select pg_try_advisory_xact_lock(hashtext(?), hashtext(?)) as locked', [teamId, projectId]);
+    if (!locked.rows[0]?.locked) return { kind: 'busy' };
+    const project = await findProject(trx, teamId, projectId);
+    if (!project) return { kind: 'drained', tasks: 0, more: false };
+    const today = await projectToday(trx, teamId, projectId, now);
+    const stamp: Stamp | undefined = await trx('project_figures')
+      .where({ team_id: teamId, project_id: projectId })
+      .first('revision', 'day', 'calculator_version');
+    const stampCurrent = stamp && Number(stamp.revision) === Number(project.revision) && stamp.day === today && stamp.calculator_version === CALCULATOR_VERSION;
+    if (!stampCurrent || (await readInputMarks(trx, teamId, projectId)).length > 0) return { kind: 'whole' };
+    const marks: { seq: string; task_id: string }[] = (await trx.raw(OLDEST_MARKED_TASKS, { teamId, projectId, limit })).rows;
+    if (marks.length === 0) return { kind: 'drained', tasks: 0, more: false };
+    const taskIds = [...new Set(marks.map((mark) => mark.task_id))];
+    partsLeft = await refreshTaskLabor(trx, teamId, project, taskIds, now);
+    await removeMarks(trx, 'stale_tasks', teamId, projectId, marks);
+    await trx('project_figures').where({ team_id: teamId, project_id: projectId }).update({ generation: trx.raw('generation + 1') });
+    if (marks.length < limit) return { kind: 'drained', tasks: taskIds.length, more: false };
+    const left = await trx.raw('select exists (select 1 from stale_tasks where team_id = ? and project_id = ?) as more', [teamId, projectId]);
+    return { kind: 'drained', tasks: taskIds.length, more: Boolean(left.rows[0]?.more) };
+  }));
+  if (step.kind === 'drained' && step.tasks > 0) refreshListeners.get(db)?.(teamId, projectId, partsLeft);
+  return step;
 }
 
 /**

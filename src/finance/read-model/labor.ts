@@ -3,13 +3,13 @@ import { groupBy } from '../../group-by';
 import { toJson } from '../../json';
 import { nowIso } from '../../clock';
 import { turns } from '../../turns';
-import { ChangedLine, CostLineInput, LinesChange, MemberInput, TaskFinance, computeTaskFinance, figuresOf, totalsWithEstimateOf } from '../rules/calculator';
+import { ChangedLine, CostLineInput, LinesChange, MemberInput, TaskFinance, TaskInput, computeTaskFinance, figuresOf, totalsWithEstimateOf, warningsOf } from '../rules/calculator';
 import { LABOR_FIGURES, LaborFigureName } from '../rules/figures';
 import { Decimal, toDecimal } from '../rules/money';
-import { presentAssignees, presentGroups, presentMembers } from '../rules/present';
+import { presentAssignees, presentGroups, presentMembers, presentWarnings } from '../rules/present';
 import { ChangedLineRow } from '../inputs/cost-changes';
 import { ParticipantRow, assigneesToday, participantsInScope } from '../inputs/participants';
-import { DayRange, Scope, tasksInScope } from '../inputs/scope';
+import { DayRange, FinanceTaskRow, Scope, tasksInScope } from '../inputs/scope';
 import { StoredActuals, TaskFiguresRow, TaskLaborRow, refreshRollups, storedActuals, updateTaskFigures, upsertTaskLabor } from './rollups.sql';
 
 /*
@@ -44,12 +44,18 @@ function memberInputOf(row: ParticipantRow, decimal: (text: string) => Decimal):
     avatarUrl: row.avatar_url,
     jobRole: row.job_role,
     hourlyRate: row.hourly_rate === null ? null : decimal(row.hourly_rate),
+    billRate: row.bill_rate === null ? null : decimal(row.bill_rate),
+    costRateSource: row.cost_source,
+    billRateSource: row.bill_source,
     isAssignee: row.is_assignee,
     hasLoggedTime: row.has_logged_time,
     costLines: row.cost_lines.map(
       (line): CostLineInput => ({
         jobRole: line.job_role,
         hourlyRate: decimal(line.hourly_rate),
+        billRate: decimal(line.bill_rate),
+        costMissing: line.cost_missing,
+        billMissing: line.bill_missing,
         seconds: line.seconds,
         firstDay: line.first_day,
         lastDay: line.last_day,
@@ -107,15 +113,26 @@ export function lazyMembers(rows: readonly ParticipantRow[]) {
   return (taskId: string): MemberInput[] => (byTask.get(taskId) ?? []).map((row) => memberInputOf(row, decimal));
 }
 
-export function financeOf(
-  task: { estimated_hours: string; fixed_cost: string },
-  members: readonly MemberInput[] | undefined,
-  currency: string,
-): TaskFinance {
-  return computeTaskFinance(
-    { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members: members ?? [] },
-    currency,
-  );
+/** What a task's figures are computed from besides its members: its own inputs and how its project prices. */
+export type PricedTask = Pick<FinanceTaskRow, 'estimated_hours' | 'fixed_cost' | 'billable' | 'per_day' | 'bills'>;
+
+/** A task's inputs as the calculator takes them (its members given). */
+export function taskInputOf(task: PricedTask, members: readonly MemberInput[]): TaskInput {
+  return {
+    estimatedHours: toDecimal(task.estimated_hours),
+    fixedCost: toDecimal(task.fixed_cost),
+    members,
+    billable: task.billable,
+    perDay: perDayOf(task),
+    bills: task.bills,
+  };
+}
+
+/** A task's project's hours of a day when its rates are per day, else null (R21). */
+export const perDayOf = (task: Pick<FinanceTaskRow, 'per_day'>) => (task.per_day === null ? null : toDecimal(task.per_day));
+
+export function financeOf(task: PricedTask, members: readonly MemberInput[] | undefined, currency: string): TaskFinance {
+  return computeTaskFinance(taskInputOf(task, members ?? []), currency);
 }
 
 /**
@@ -145,11 +162,15 @@ const WRITE_BATCH = 2000;
  */
 export const refreshSettings = { partsEagerly: 200, readBatch: READ_BATCH, writeBatch: WRITE_BATCH };
 
-const NO_PARTS = { members_json: null, grouped_members_json: null };
+const NO_PARTS = { members_json: null, grouped_members_json: null, warnings_json: null };
 
-/** The parts of a task's breakdown that are stored (the members and role groups of docs/api.md), as JSON text. */
-export function breakdownParts(finance: TaskFinance): { members_json: string; grouped_members_json: string } {
-  return { members_json: toJson(presentMembers(finance.members)), grouped_members_json: toJson(presentGroups(finance.members)) };
+/** The parts of a task's breakdown that are stored (the members, role groups and warnings of docs/api.md), as JSON text. */
+export function breakdownParts(finance: TaskFinance): { members_json: string; grouped_members_json: string; warnings_json: string } {
+  return {
+    members_json: toJson(presentMembers(finance.members)),
+    grouped_members_json: toJson(presentGroups(finance.members)),
+    warnings_json: toJson(presentWarnings(warningsOf(finance.members))),
+  };
 }
 
 /**
@@ -253,11 +274,16 @@ async function refreshTaskEstimates(
       if (!actual) throw new Error(`Task ${task.id} has no stored figures to re-cost the estimate of`);
       const members = membersOf(task.id);
       const totals = totalsWithEstimateOf(
-        { estimatedHours: toDecimal(task.estimated_hours), fixedCost: toDecimal(task.fixed_cost), members },
-        { loggedHours: toDecimal(actual.logged_hours), actualLaborCost: toDecimal(actual.actual_labor_cost) },
+        taskInputOf(task, members),
+        {
+          loggedHours: toDecimal(actual.logged_hours),
+          actualLaborCost: toDecimal(actual.actual_labor_cost),
+          actualRevenue: toDecimal(actual.actual_revenue),
+          missingRates: toDecimal(actual.has_missing_rates),
+        },
         project.currency,
       );
-      rows.push({ task_id: task.id, ...storedTotals(totals), assignees_json: toJson(presentAssignees(members)) });
+      rows.push({ task_id: task.id, ...storedTotals(totals), assignees_json: toJson(presentAssignees(members, perDayOf(task))) });
     }
     await storing;
     storing = updateTaskFigures(db, teamId, project.id, rows);
@@ -316,7 +342,7 @@ export async function refreshTaskLabor(
         task_id: task.id,
         ...storedTotals(finance.totals),
         ...(withParts ? breakdownParts(finance) : NO_PARTS),
-        assignees_json: toJson(presentAssignees(members)),
+        assignees_json: toJson(presentAssignees(members, perDayOf(task))),
       });
     }
     // Stored once the batch is computed: a statement sent earlier would wait behind the next batch's read.

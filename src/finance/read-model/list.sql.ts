@@ -12,11 +12,14 @@ import { ListedFigures, ROLLED_FIGURES, figureTexts, listRowJson, ownFigure } fr
  */
 
 /** SQL: a project with the version of its stored figures (findListedProject). */
-const LISTED_PROJECT_SQL = `select p.id, p.name, p.currency, p.budget, p.time_zone, p.created_at, p.updated_at, p.revision, p.reset_revision,
+const LISTED_PROJECT_SQL = `select p.id, p.name, p.currency, p.budget, p.time_zone, p.rate_unit, p.hours_per_day, p.created_at, p.updated_at, p.revision, p.reset_revision,
             case when ${stampCurrentOf('p')} then
               ${figuresVersionOf('p')}
             end as figures_version
      from projects p where p.team_id = :teamId and p.id = :projectId`;
+
+/** A project as a list shows it (with how it prices: docs/finance-rules.md R21). */
+export type ListedProject = ProjectRow;
 
 /**
  * A project with the version of its stored figures the list cache keys on: its revision and the
@@ -28,7 +31,7 @@ export async function findListedProject(
   teamId: string,
   projectId: string,
   now: string,
-): Promise<(ProjectRow & { figures_version: string | null }) | undefined> {
+): Promise<(ListedProject & { figures_version: string | null }) | undefined> {
   const statement = db.raw(
     LISTED_PROJECT_SQL,
     { teamId, projectId, ...stampBindings(now) },

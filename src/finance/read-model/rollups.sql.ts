@@ -8,13 +8,14 @@ import { ROLLED_FIGURES, TASK_FIGURES, listRowJson, ownFigure } from './columns'
  * roll-ups (SQL sums of the own figures), with the list row rendered from them.
  */
 
-/** A task's logged hours and actual labor cost as stored (exact text). */
-export type StoredActuals = { logged_hours: string; actual_labor_cost: string };
+/** A task's figures of its logged time as stored (exact text): what re-costing its estimate keeps. */
+export type StoredActuals = { logged_hours: string; actual_labor_cost: string; actual_revenue: string; has_missing_rates: string };
 
 /** Some tasks' logged hours and actual labor cost as stored, by task (tasks without stored figures left out). */
 export async function storedActuals(db: Knex, teamId: string, taskIds: readonly string[]): Promise<Map<string, StoredActuals>> {
   const actuals = await db.raw(
-    `select task_id, logged_hours::text as logged_hours, actual_labor_cost::text as actual_labor_cost from task_labor
+    `select task_id, logged_hours::text as logged_hours, actual_labor_cost::text as actual_labor_cost,
+            actual_revenue::text as actual_revenue, has_missing_rates::text as has_missing_rates from task_labor
      where team_id = :teamId and task_id = any(string_to_array(:taskIds, ',')::uuid[])`,
     { teamId, taskIds: taskIds.join(',') },
   );
@@ -26,6 +27,7 @@ export type TaskLaborRow = { task_id: string } & Record<LaborFigureName, string>
   /** Null: not stored by this refresh (computed and stored by the task's next breakdown read). */
   members_json: string | null;
   grouped_members_json: string | null;
+  warnings_json: string | null;
   assignees_json: string;
 };
 
@@ -35,6 +37,7 @@ const LABOR_COLUMNS: readonly [keyof TaskLaborRow, string][] = [
   ...LABOR_FIGURES.map((figure): [LaborFigureName, string] => [figure.name, 'numeric']),
   ['members_json', 'text'],
   ['grouped_members_json', 'text'],
+  ['warnings_json', 'text'],
   ['assignees_json', 'text'],
 ];
 
@@ -49,9 +52,9 @@ const UPSERT_LABOR_SQL = `insert into task_labor (team_id, project_id, parts_ver
          .join(', ')}`;
 
 /** A task's labor figures without its breakdown parts (TaskLaborRow's other columns). */
-export type TaskFiguresRow = Omit<TaskLaborRow, 'members_json' | 'grouped_members_json'>;
+export type TaskFiguresRow = Omit<TaskLaborRow, 'members_json' | 'grouped_members_json' | 'warnings_json'>;
 
-const FIGURE_COLUMNS = LABOR_COLUMNS.filter(([column]) => column !== 'members_json' && column !== 'grouped_members_json');
+const FIGURE_COLUMNS = LABOR_COLUMNS.filter(([column]) => column !== 'members_json' && column !== 'grouped_members_json' && column !== 'warnings_json');
 
 /** FIGURE_COLUMNS' names but the key (task_id): what updateTaskFigures writes of each task. */
 const FIGURE_VALUES = FIGURE_COLUMNS.map(([column]) => column).filter((column) => column !== 'task_id');

@@ -15,20 +15,30 @@ import { Decimal, ZERO, amountOfMinorUnits, costInMinorUnits, hoursOfHundredths,
  * 4: a member's first role counts from the beginning of time, before 1970-01-01 too (a log's day west
  *    of UTC; list.sql.ts's DATED_PERIODS), so figures stored under 3 may cost such a log as
  *    "Unassigned".
+ * 5: revenue and margin, bill rates, member overrides, day rates and missing rates (docs/finance-rules.md
+ *    R20-R25; migrations/20261128_024_revenue_figures.ts): every task's new figures computed.
  */
-export const CALCULATOR_VERSION = 4;
+export const CALCULATOR_VERSION = 5;
 
 export const UNASSIGNED_ROLE = 'Unassigned';
 
+/** Where a member's rate on a day comes from (docs/finance-rules.md R22): its own entry, its role's, or none (0). */
+export type RateSource = 'member' | 'role' | 'none';
+
 /**
- * A member's logged seconds on a task on the days one (role, rate) pair was in force
- * (docs/finance-rules.md R15.3), over the days asked for.
+ * A member's logged seconds on a task on the days one (role, cost rate, bill rate) was in force
+ * (docs/finance-rules.md R15.3, R22), over the days asked for.
  */
 export type CostLineInput = {
   /** The member's job role on those days, or null when it had none. */
   jobRole: string | null;
-  /** That role's rate on those days (0 without one). */
+  /** The cost rate resolved on those days (0 without one); per day in a "day" project. */
   hourlyRate: Decimal;
+  /** The bill rate resolved on those days (0 without one); per day in a "day" project. */
+  billRate: Decimal;
+  /** Whether the cost rate resolved to none on some of those days; the same for the bill rate. */
+  costMissing: boolean;
+  billMissing: boolean;
   seconds: number;
   /** The first and last day (YYYY-MM-DD, in the project's time zone) with logged time in the line. */
   firstDay: string;
@@ -41,28 +51,45 @@ export type MemberInput = {
   avatarUrl: string | null;
   /** The member's job role in the task's project today, or null when it has none. */
   jobRole: string | null;
-  /** That role's rate in force today, or null when there is none. */
+  /** The cost rate resolved today (R22: the member's own, else its role's), or null when there is none. */
   hourlyRate: Decimal | null;
+  /** The bill rate resolved today, or null when there is none. */
+  billRate: Decimal | null;
+  costRateSource: RateSource;
+  billRateSource: RateSource;
   isAssignee: boolean;
   /** Whether the member ever logged time on the task (rule 1), whatever range the lines cover. */
   hasLoggedTime: boolean;
   costLines: readonly CostLineInput[];
 };
 
-/** A cost line's figures (rule 4): its hours rounded, then costed at its rate. */
+/** A cost line's figures (rule 4): its hours rounded, then costed (and billed) at its rates. */
 export type CostLine = {
   jobRole: string;
   hourlyRate: Decimal;
+  billRate: Decimal;
   loggedHours: Decimal;
   actualCost: Decimal;
+  actualRevenue: Decimal;
+  costMissing: boolean;
+  billMissing: boolean;
   firstDay: string;
   lastDay: string;
 };
+
+/** How a project prices (docs/finance-rules.md R21): hours of a day when its rates are per day, else null. */
+export type PerDay = Decimal | null;
 
 export type TaskInput = {
   estimatedHours: Decimal;
   fixedCost: Decimal;
   members: readonly MemberInput[];
+  /** Only billable tasks earn (R23). */
+  billable: boolean;
+  /** Hours of a day in a "day" project (rates per day), null in an "hour" project. */
+  perDay: PerDay;
+  /** Whether the project has a bill rate entry (R25: only then is a missing bill rate said). */
+  bills: boolean;
 };
 
 export type MemberFigures = {
@@ -71,12 +98,25 @@ export type MemberFigures = {
   avatarUrl: string | null;
   jobRole: string;
   hourlyRate: Decimal;
+  billRate: Decimal;
+  costRateSource: RateSource;
+  billRateSource: RateSource;
+  /** Hours of a day when the rates are per day (a "day" project), else null: how the rates are shown. */
+  perDay: PerDay;
   estimatedHours: Decimal;
   loggedHours: Decimal;
   estimatedCost: Decimal;
   actualCost: Decimal;
+  estimatedRevenue: Decimal;
+  actualRevenue: Decimal;
+  /** Whether its cost rate (bill rate: on a billable task of a project that bills) resolves to none on a day that counts (R25). */
+  missingCostRate: boolean;
+  missingBillRate: boolean;
   costLines: CostLine[];
 };
+
+/** A breakdown's warning (docs/finance-rules.md R25). */
+export type RateWarning = { code: 'MISSING_COST_RATE' | 'MISSING_BILL_RATE'; teamMemberId: string; name: string };
 
 /** A task's summary figures (figures.ts), in some exact kind of number, by the calculator's names. */
 export type Figures<N> = Record<SummaryFigureKey, N>;
@@ -94,10 +134,20 @@ export type RoleGroup = {
   loggedHours: Decimal;
   estimatedCost: Decimal;
   actualCost: Decimal;
+  estimatedRevenue: Decimal;
+  actualRevenue: Decimal;
   members: MemberFigures[];
 };
 
 export type TaskFinance = { totals: TaskTotals; members: MemberFigures[] };
+
+/**
+ * has_missing_rates of a task's own figures (R25), a small count: 1 when a rate is missing on a logged
+ * day, plus 2 when one is missing today for an assignee's estimate (so a re-costed estimate keeps the
+ * logged days' part). Summed over subtrees like every figure; answered as a boolean (more than 0).
+ */
+export const MISSING_ON_LOGS = 1;
+export const MISSING_ON_ESTIMATE = 2;
 
 /**
  * Unicode code point order, independent of locale: the order of PostgreSQL's "C" collation on UTF-8,
@@ -121,13 +171,19 @@ export function compareMembers(a: { name: string; teamMemberId: string }, b: { n
   return compareText(a.name, b.name) || compareText(a.teamMemberId, b.teamMemberId);
 }
 
-/** Cost lines in order: by first day, then role (code points), then rate. */
+/** Cost lines in order: by first day, then role (code points), then cost rate, then bill rate. */
 function compareLines(a: CostLine, b: CostLine): number {
-  return compareText(a.firstDay, b.firstDay) || compareText(a.jobRole, b.jobRole) || a.hourlyRate.comparedTo(b.hourlyRate);
+  return (
+    compareText(a.firstDay, b.firstDay) || compareText(a.jobRole, b.jobRole) || a.hourlyRate.comparedTo(b.hourlyRate) || a.billRate.comparedTo(b.billRate)
+  );
 }
 
-/** Rule 4 (section 3b): each line's hours rounded to 2 decimals, its cost the rounded hours times its rate. */
-function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLine[] {
+/**
+ * Rule 4 (section 3b) and R21-R23: each line's hours rounded to 2 decimals, its cost the rounded hours
+ * times its cost rate (divided by the hours of a day in a "day" project, one rounding), its revenue
+ * the same with its bill rate on a billable task, else 0.
+ */
+function costLinesOf(lines: readonly CostLineInput[], currency: string, billable: boolean, perDay: PerDay): CostLine[] {
   return lines
     .filter((line) => line.seconds > 0)
     .map((line) => {
@@ -135,8 +191,12 @@ function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLin
       return {
         jobRole: line.jobRole ?? UNASSIGNED_ROLE,
         hourlyRate: line.hourlyRate,
+        billRate: line.billRate,
         loggedHours: hoursOfHundredths(hundredths),
-        actualCost: amountOfMinorUnits(costInMinorUnits(hundredths, line.hourlyRate, currency), currency),
+        actualCost: amountOfMinorUnits(costInMinorUnits(hundredths, line.hourlyRate, currency, perDay), currency),
+        actualRevenue: billable ? amountOfMinorUnits(costInMinorUnits(hundredths, line.billRate, currency, perDay), currency) : ZERO,
+        costMissing: line.costMissing,
+        billMissing: line.billMissing,
         firstDay: line.firstDay,
         lastDay: line.lastDay,
       };
@@ -148,55 +208,100 @@ function costLinesOf(lines: readonly CostLineInput[], currency: string): CostLin
  * Rules 2, 3 and 7: the task's estimate split among its assignees (in rule 7's order), each share in
  * hours and costed at the member's rate today; by member id.
  */
-function estimatesOf(estimatedHours: Decimal, members: readonly MemberInput[], currency: string) {
+function estimatesOf(task: EstimatedTask, currency: string) {
   return new Map(
-    estimateShares(estimatedHours, members, currency).map(({ member, hundredths, cost }) => [
+    estimateShares(task, currency).map(({ member, hundredths, cost, revenue }) => [
       member.teamMemberId,
-      { estimatedHours: hoursOfHundredths(hundredths), estimatedCost: amountOfMinorUnits(cost, currency) },
+      {
+        estimatedHours: hoursOfHundredths(hundredths),
+        estimatedCost: amountOfMinorUnits(cost, currency),
+        estimatedRevenue: amountOfMinorUnits(revenue, currency),
+      },
     ]),
   );
 }
 
-/** estimatesOf's shares as whole numbers: each assignee's hundredths of an hour and their cost in minor units. */
-function estimateShares(estimatedHours: Decimal, members: readonly MemberInput[], currency: string) {
-  const assignees = members.filter((m) => m.isAssignee).sort(compareMembers);
-  const shares = splitHundredths(estimatedHours, assignees.length);
+/** What an estimate is costed from. */
+type EstimatedTask = Pick<TaskInput, 'estimatedHours' | 'members' | 'perDay'> & Partial<Pick<TaskInput, 'billable'>>;
+
+/**
+ * estimatesOf's shares as whole numbers: each assignee's hundredths of an hour, their cost and (on a
+ * billable task) their revenue in minor units, at today's rates (per day in a "day" project).
+ */
+function estimateShares(task: EstimatedTask, currency: string) {
+  const assignees = task.members.filter((m) => m.isAssignee).sort(compareMembers);
+  const shares = splitHundredths(task.estimatedHours, assignees.length);
   return assignees.map((member, index) => {
     const hundredths = shares[index] ?? 0n;
-    return { member, hundredths, cost: costInMinorUnits(hundredths, member.hourlyRate ?? ZERO, currency) };
+    return {
+      member,
+      hundredths,
+      cost: costInMinorUnits(hundredths, member.hourlyRate ?? ZERO, currency, task.perDay),
+      revenue: task.billable ? costInMinorUnits(hundredths, member.billRate ?? ZERO, currency, task.perDay) : 0n,
+    };
   });
 }
 
 /** Rules 2, 3, 7 and 6: what a task's estimate costs (its assignees' shares at their rates today), in minor units. */
-export function estimateInMinorUnits(task: Pick<TaskInput, 'estimatedHours' | 'members'>, currency: string): bigint {
+export function estimateInMinorUnits(task: Pick<TaskInput, 'estimatedHours' | 'members' | 'perDay'>, currency: string): bigint {
   let total = 0n;
-  for (const share of estimateShares(task.estimatedHours, task.members, currency)) total += share.cost;
+  for (const share of estimateShares(task, currency)) total += share.cost;
   return total;
 }
+
+/** Whether a rate missing today makes a warning (R25): the cost rate always, the bill rate on a billable task of a project that bills. */
+const billRateCounts = (task: Pick<TaskInput, 'billable' | 'bills'>) => task.billable && task.bills;
 
 /** Rules 1-6 and 8 for one task, with section 3b's cost lines and today's rates and roles. */
 export function computeTaskFinance(task: TaskInput, currency: string): TaskFinance {
   const members = task.members.filter((m) => m.isAssignee || m.hasLoggedTime).sort(compareMembers);
-  const estimates = estimatesOf(task.estimatedHours, members, currency);
+  const estimates = estimatesOf({ ...task, members }, currency);
+  const bills = billRateCounts(task);
+  let missing = 0;
 
   const figures = members.map((member): MemberFigures => {
-    const costLines = costLinesOf(member.costLines, currency);
+    const costLines = costLinesOf(member.costLines, currency, task.billable, task.perDay);
     const estimate = estimates.get(member.teamMemberId);
+    const estimated = estimate !== undefined && estimate.estimatedHours.gt(0);
+    const costOnLogs = costLines.some((line) => line.costMissing);
+    const billOnLogs = bills && costLines.some((line) => line.billMissing);
+    const costToday = estimated && member.costRateSource === 'none';
+    const billToday = estimated && bills && member.billRateSource === 'none';
+    if (costOnLogs || billOnLogs) missing |= MISSING_ON_LOGS;
+    if (costToday || billToday) missing |= MISSING_ON_ESTIMATE;
     return {
       teamMemberId: member.teamMemberId,
       name: member.name,
       avatarUrl: member.avatarUrl,
       jobRole: member.jobRole ?? UNASSIGNED_ROLE,
       hourlyRate: member.hourlyRate ?? ZERO,
+      billRate: member.billRate ?? ZERO,
+      costRateSource: member.costRateSource,
+      billRateSource: member.billRateSource,
+      perDay: task.perDay,
       estimatedHours: estimate?.estimatedHours ?? ZERO,
       loggedHours: sum(costLines.map((line) => line.loggedHours)),
       estimatedCost: estimate?.estimatedCost ?? ZERO,
       actualCost: sum(costLines.map((line) => line.actualCost)),
+      estimatedRevenue: estimate?.estimatedRevenue ?? ZERO,
+      actualRevenue: sum(costLines.map((line) => line.actualRevenue)),
+      missingCostRate: costOnLogs || costToday,
+      missingBillRate: billOnLogs || billToday,
       costLines,
     };
   });
 
-  return { members: figures, totals: totalsOf(task.estimatedHours, task.fixedCost, figures) };
+  return { members: figures, totals: totalsOf(task.estimatedHours, task.fixedCost, figures, missing) };
+}
+
+/** R25: a breakdown's warnings, for each member in rule 7's order its missing cost rate, then its missing bill rate. */
+export function warningsOf(members: readonly MemberFigures[]): RateWarning[] {
+  const warnings: RateWarning[] = [];
+  for (const member of [...members].sort(compareMembers)) {
+    if (member.missingCostRate) warnings.push({ code: 'MISSING_COST_RATE', teamMemberId: member.teamMemberId, name: member.name });
+    if (member.missingBillRate) warnings.push({ code: 'MISSING_BILL_RATE', teamMemberId: member.teamMemberId, name: member.name });
+  }
+  return warnings;
 }
 
 /**
@@ -208,15 +313,27 @@ export function computeTaskFinance(task: TaskInput, currency: string): TaskFinan
  */
 export function totalsWithEstimateOf(
   task: TaskInput,
-  actual: Pick<TaskTotals, 'loggedHours' | 'actualLaborCost'>,
+  actual: Pick<TaskTotals, 'loggedHours' | 'actualLaborCost' | 'actualRevenue' | 'missingRates'>,
   currency: string,
 ): TaskTotals {
+  let cost = 0n;
+  let revenue = 0n;
+  let missing = actual.missingRates.toNumber() & MISSING_ON_LOGS;
+  const bills = billRateCounts(task);
+  for (const share of estimateShares(task, currency)) {
+    cost += share.cost;
+    revenue += share.revenue;
+    if (share.hundredths > 0n && (share.member.costRateSource === 'none' || (bills && share.member.billRateSource === 'none'))) missing |= MISSING_ON_ESTIMATE;
+  }
   return taskTotals({
     estimatedHours: task.estimatedHours,
     loggedHours: actual.loggedHours,
-    estimatedLaborCost: amountOfMinorUnits(estimateInMinorUnits(task, currency), currency),
+    estimatedLaborCost: amountOfMinorUnits(cost, currency),
     actualLaborCost: actual.actualLaborCost,
     fixedCost: task.fixedCost,
+    estimatedRevenue: amountOfMinorUnits(revenue, currency),
+    actualRevenue: actual.actualRevenue,
+    missingRates: new Decimal(missing),
   });
 }
 
@@ -234,14 +351,14 @@ export type LinesChange = { before: readonly ChangedLine[]; after: readonly Chan
  * own rounding). Added to the figures computeTaskFinance computed before the change, it gives what it
  * computes after it.
  */
-export function linesChangeDelta(changes: readonly LinesChange[], currency: string): { hundredths: bigint; minorUnits: bigint } {
+export function linesChangeDelta(changes: readonly LinesChange[], currency: string, perDay: PerDay = null): { hundredths: bigint; minorUnits: bigint } {
   let hundredths = 0n;
   let minorUnits = 0n;
   const count = (lines: readonly ChangedLine[], sign: 1 | -1) => {
     for (const line of lines) {
       if (line.seconds <= 0) continue; // no cost line (costLinesOf)
       const hours = hundredthsOfHour(line.seconds);
-      const cost = costInMinorUnits(hours, line.hourlyRate, currency);
+      const cost = costInMinorUnits(hours, line.hourlyRate, currency, perDay);
       if (sign > 0) {
         hundredths += hours;
         minorUnits += cost;
@@ -268,32 +385,45 @@ export function linesChangeDelta(changes: readonly LinesChange[], currency: stri
   return { hundredths, minorUnits };
 }
 
-function totalsOf(estimatedHours: Decimal, fixedCost: Decimal, members: readonly MemberFigures[]): TaskTotals {
+function totalsOf(estimatedHours: Decimal, fixedCost: Decimal, members: readonly MemberFigures[], missing: number): TaskTotals {
   return taskTotals({
     estimatedHours,
     loggedHours: sum(members.map((m) => m.loggedHours)),
     estimatedLaborCost: sum(members.map((m) => m.estimatedCost)),
     actualLaborCost: sum(members.map((m) => m.actualCost)),
     fixedCost,
+    estimatedRevenue: sum(members.map((m) => m.estimatedRevenue)),
+    actualRevenue: sum(members.map((m) => m.actualRevenue)),
+    missingRates: new Decimal(missing),
   });
 }
 
-/** Rule 6: the fixed cost is added to both labor costs (`add` adds two numbers of the kind at hand). */
-function withTotals<N>(labor: Omit<Figures<N>, 'totalEstimatedCost' | 'totalActualCost'>, add: (a: N, b: N) => N): Figures<N> {
+/** The figures of task totals derived from the others: rule 6's totals and R24's margins. */
+type Derived = 'totalEstimatedCost' | 'totalActualCost' | 'estimatedMargin' | 'actualMargin';
+
+/**
+ * Rule 6: the fixed cost is added to both labor costs; R24: each margin is the revenue less the total
+ * cost (`add` and `subtract` of two numbers of the kind at hand).
+ */
+function withTotals<N>(labor: Omit<Figures<N>, Derived>, add: (a: N, b: N) => N, subtract: (a: N, b: N) => N): Figures<N> {
+  const totalEstimatedCost = add(labor.estimatedLaborCost, labor.fixedCost);
+  const totalActualCost = add(labor.actualLaborCost, labor.fixedCost);
   return {
     ...labor,
-    totalEstimatedCost: add(labor.estimatedLaborCost, labor.fixedCost),
-    totalActualCost: add(labor.actualLaborCost, labor.fixedCost),
+    totalEstimatedCost,
+    totalActualCost,
+    estimatedMargin: subtract(labor.estimatedRevenue, totalEstimatedCost),
+    actualMargin: subtract(labor.actualRevenue, totalActualCost),
   };
 }
 
-export function taskTotals(labor: Omit<TaskTotals, 'totalEstimatedCost' | 'totalActualCost'>): TaskTotals {
-  return withTotals(labor, (a, b) => a.plus(b));
+export function taskTotals(labor: Omit<TaskTotals, Derived>): TaskTotals {
+  return withTotals(labor, (a, b) => a.plus(b), (a, b) => a.minus(b));
 }
 
 /** taskTotals in whole ten-thousandths. */
-export function scaledTaskTotals(labor: Omit<ScaledTotals, 'totalEstimatedCost' | 'totalActualCost'>): ScaledTotals {
-  return withTotals(labor, (a, b) => a + b);
+export function scaledTaskTotals(labor: Omit<ScaledTotals, Derived>): ScaledTotals {
+  return withTotals(labor, (a, b) => a + b, (a, b) => a - b);
 }
 
 /** Rule 10: variance is the total estimated cost minus the total actual cost (negative: over estimate). */
@@ -320,7 +450,7 @@ export function figuresOf(totals: TaskTotals): Record<FigureKey, Decimal> {
 function mergeCostLines(lines: readonly CostLine[]): CostLine[] {
   const merged = new Map<string, CostLine>();
   for (const line of lines) {
-    const key = `${line.jobRole}\u0000${line.hourlyRate.toFixed()}`;
+    const key = `${line.jobRole}\u0000${line.hourlyRate.toFixed()}\u0000${line.billRate.toFixed()}`;
     const seen = merged.get(key);
     if (!seen) {
       merged.set(key, { ...line });
@@ -328,6 +458,9 @@ function mergeCostLines(lines: readonly CostLine[]): CostLine[] {
     }
     seen.loggedHours = seen.loggedHours.plus(line.loggedHours);
     seen.actualCost = seen.actualCost.plus(line.actualCost);
+    seen.actualRevenue = seen.actualRevenue.plus(line.actualRevenue);
+    seen.costMissing ||= line.costMissing;
+    seen.billMissing ||= line.billMissing;
     if (compareText(line.firstDay, seen.firstDay) < 0) seen.firstDay = line.firstDay;
     if (compareText(line.lastDay, seen.lastDay) > 0) seen.lastDay = line.lastDay;
   }
@@ -347,6 +480,10 @@ export function mergeMembers(lists: readonly (readonly MemberFigures[])[]): Memb
     seen.loggedHours = seen.loggedHours.plus(member.loggedHours);
     seen.estimatedCost = seen.estimatedCost.plus(member.estimatedCost);
     seen.actualCost = seen.actualCost.plus(member.actualCost);
+    seen.estimatedRevenue = seen.estimatedRevenue.plus(member.estimatedRevenue);
+    seen.actualRevenue = seen.actualRevenue.plus(member.actualRevenue);
+    seen.missingCostRate ||= member.missingCostRate;
+    seen.missingBillRate ||= member.missingBillRate;
     seen.costLines = [...seen.costLines, ...member.costLines];
   }
   return [...merged.values()].map((member) => ({ ...member, costLines: mergeCostLines(member.costLines) })).sort(compareMembers);
@@ -374,6 +511,8 @@ export function groupByRole(members: readonly MemberFigures[]): RoleGroup[] {
         loggedHours: sum(group.map((m) => m.loggedHours)),
         estimatedCost: sum(group.map((m) => m.estimatedCost)),
         actualCost: sum(group.map((m) => m.actualCost)),
+        estimatedRevenue: sum(group.map((m) => m.estimatedRevenue)),
+        actualRevenue: sum(group.map((m) => m.actualRevenue)),
         members: group,
       };
     });

@@ -62,6 +62,14 @@ export function hundredthsOfHour(seconds: number): bigint {
   return BigInt(new Decimal(seconds).div(36).toDecimalPlaces(0, Decimal.ROUND_HALF_UP).toFixed(0));
 }
 
+/**
+ * A rate per day as the rate per hour shown beside it (docs/finance-rules.md R21): divided by the hours
+ * of a day and rounded to 4 decimals, for display only (never costed).
+ */
+export function hourlyOfDayRate(rate: Decimal, perDay: Decimal): Decimal {
+  return rate.div(perDay).toDecimalPlaces(4, Decimal.ROUND_HALF_UP);
+}
+
 /** Whole seconds as hours rounded to 2 decimals, half away from zero. */
 export function hoursFromSeconds(seconds: number): Decimal {
   return hoursOfHundredths(hundredthsOfHour(seconds));
@@ -83,13 +91,14 @@ export function amountOfMinorUnits(units: bigint, currency: string): Decimal {
 }
 
 /** Decimals as whole numbers of 10^-(their decimal places), once per decimal (they are immutable). */
-const scaledOf = new WeakMap<Decimal, { units: bigint; scale: number }>();
+const scaledOf = new WeakMap<Decimal, { units: bigint; scale: number; scaleFactor: bigint }>();
 
-function scaled(value: Decimal): { units: bigint; scale: number } {
+function scaled(value: Decimal): { units: bigint; scale: number; scaleFactor: bigint } {
   let found = scaledOf.get(value);
   if (!found) {
     // Its digits without the point (toFixed() writes every one, never an exponent): no rounding at any precision.
-    found = { units: BigInt(value.toFixed().replace('.', '')), scale: value.decimalPlaces() };
+    const scale = value.decimalPlaces();
+    found = { units: BigInt(value.toFixed().replace('.', '')), scale, scaleFactor: 10n ** BigInt(scale) };
     scaledOf.set(value, found);
   }
   return found;
@@ -109,9 +118,14 @@ function divideHalfUp(n: bigint, d: bigint): bigint {
  * currency's minor unit, as a whole number of minor units. Integers throughout, so exactly
  * roundMoney(hours x rate), without a decimal per step: a preview costs hundreds of thousands of lines.
  */
-export function costInMinorUnits(hundredths: bigint, rate: Decimal, currency: string): bigint {
+export function costInMinorUnits(hundredths: bigint, rate: Decimal, currency: string, perDay: Decimal | null = null): bigint {
   const { units, scale } = scaled(rate);
   const product = hundredths * units;
+  if (perDay !== null) {
+    // A rate per day of `perDay` hours (docs/finance-rules.md R21): hours x rate / hours_per_day, one rounding.
+    const day = scaled(perDay);
+    return divideHalfUp(product * day.scaleFactor * 10n ** BigInt(minorUnit(currency)), 10n ** BigInt(HOURS_DECIMALS + scale) * day.units);
+  }
   const dropped = HOURS_DECIMALS + scale - minorUnit(currency);
   return dropped <= 0 ? product * 10n ** BigInt(-dropped) : divideHalfUp(product, 10n ** BigInt(dropped));
 }

@@ -1,6 +1,6 @@
-import { CostLine, MemberFigures, MemberInput, TaskTotals, UNASSIGNED_ROLE, compareMembers, groupByRole } from './calculator';
-import { Decimal, ZERO } from './money';
-import { SUMMARY_FIGURES, SummaryFigureName } from './figures';
+import { CostLine, MemberFigures, MemberInput, PerDay, RateWarning, TaskTotals, UNASSIGNED_ROLE, compareMembers, groupByRole } from './calculator';
+import { Decimal, ZERO, hourlyOfDayRate } from './money';
+import { AMOUNT_FIGURES, AmountFigure, SUMMARY_FIGURES, SummaryFigureName } from './figures';
 
 /*
  * The contract's shapes of the calculator's figures (docs/api.md, Finance routes): the task summary, the
@@ -10,22 +10,45 @@ import { SUMMARY_FIGURES, SummaryFigureName } from './figures';
 
 export type TaskIdentity = { id: string; name: string; project_id: string; billable: boolean };
 
-/** A task's summary figures (figures.ts; or a project's totals), as the contract names them. */
-export function presentTotals(totals: TaskTotals): Record<SummaryFigureName, Decimal> {
-  return Object.fromEntries(SUMMARY_FIGURES.map((figure) => [figure.name, totals[figure.key]])) as Record<SummaryFigureName, Decimal>;
+/** A task's summary figures (figures.ts; or a project's totals), as the contract names them: a flag as a boolean. */
+export function presentTotals(totals: TaskTotals): Record<SummaryFigureName, Decimal | boolean> {
+  return Object.fromEntries(
+    SUMMARY_FIGURES.map((figure) => [figure.name, figure.unit === 'flag' ? totals[figure.key].gt(0) : totals[figure.key]]),
+  ) as Record<SummaryFigureName, Decimal | boolean>;
+}
+
+/** A summary's amounts and hours only (a rate preview's totals). */
+export function presentAmounts(totals: TaskTotals): Record<AmountFigure['name'], Decimal> {
+  return Object.fromEntries(AMOUNT_FIGURES.map((figure) => [figure.name, totals[figure.key]])) as Record<AmountFigure['name'], Decimal>;
+}
+
+/**
+ * Rates as shown (docs/finance-rules.md R21): in an "hour" project `hourly_rate` and `bill_rate` as they
+ * are; in a "day" project the entered rates as `day_rate` and `day_bill_rate`, and the hourly ones
+ * divided by the hours of a day, rounded to 4 decimals (for display only).
+ */
+function presentRates(cost: Decimal, bill: Decimal, perDay: PerDay) {
+  if (perDay === null) return { hourly_rate: cost, bill_rate: bill };
+  return { hourly_rate: hourlyOfDayRate(cost, perDay), day_rate: cost, bill_rate: hourlyOfDayRate(bill, perDay), day_bill_rate: bill };
+}
+
+/** A breakdown's `warnings` (R25). */
+export function presentWarnings(warnings: readonly RateWarning[]) {
+  return warnings.map((warning) => ({ code: warning.code, team_member_id: warning.teamMemberId, name: warning.name }));
 }
 
 export function presentSummary(task: TaskIdentity, currency: string, totals: TaskTotals) {
   return { id: task.id, name: task.name, project_id: task.project_id, billable: task.billable, currency, ...presentTotals(totals) };
 }
 
-/** A cost line (docs/finance-rules.md R15.3). */
-function presentCostLine(line: CostLine) {
+/** A cost line (docs/finance-rules.md R15.3, R22). */
+function presentCostLine(line: CostLine, perDay: PerDay) {
   return {
     job_role: line.jobRole,
-    hourly_rate: line.hourlyRate,
+    ...presentRates(line.hourlyRate, line.billRate, perDay),
     logged_hours: line.loggedHours,
     actual_cost: line.actualCost,
+    actual_revenue: line.actualRevenue,
     first_day: line.firstDay,
     last_day: line.lastDay,
   };
@@ -36,12 +59,16 @@ function presentMember(member: MemberFigures) {
     team_member_id: member.teamMemberId,
     name: member.name,
     avatar_url: member.avatarUrl,
-    hourly_rate: member.hourlyRate,
+    ...presentRates(member.hourlyRate, member.billRate, member.perDay),
     estimated_hours: member.estimatedHours,
     logged_hours: member.loggedHours,
     estimated_cost: member.estimatedCost,
     actual_cost: member.actualCost,
-    cost_lines: member.costLines.map(presentCostLine),
+    estimated_revenue: member.estimatedRevenue,
+    actual_revenue: member.actualRevenue,
+    cost_rate_source: member.costRateSource,
+    bill_rate_source: member.billRateSource,
+    cost_lines: member.costLines.map((line) => presentCostLine(line, member.perDay)),
   };
 }
 
@@ -53,6 +80,8 @@ export function presentGroups(members: readonly MemberFigures[]) {
     logged_hours: group.loggedHours,
     estimated_cost: group.estimatedCost,
     actual_cost: group.actualCost,
+    estimated_revenue: group.estimatedRevenue,
+    actual_revenue: group.actualRevenue,
     members: group.members.map(presentMember),
   }));
 }
@@ -62,8 +91,11 @@ export function presentMembers(members: readonly MemberFigures[]) {
   return members.map((member) => ({ ...presentMember(member), job_title_name: member.jobRole }));
 }
 
-/** A list row's `assignees`: the task's assignees with their role and rate in the project, in rule 7's order. */
-export function presentAssignees(members: readonly MemberInput[]) {
+/**
+ * A list row's `assignees`: the task's assignees with their role and cost rate in the project (resolved
+ * today, R22; in a "day" project per hour as shown, R21), in rule 7's order.
+ */
+export function presentAssignees(members: readonly MemberInput[], perDay: PerDay = null) {
   return members
     .filter((member) => member.isAssignee)
     .sort(compareMembers)
@@ -72,6 +104,6 @@ export function presentAssignees(members: readonly MemberInput[]) {
       name: member.name,
       avatar_url: member.avatarUrl,
       job_title_name: member.jobRole ?? UNASSIGNED_ROLE,
-      hourly_rate: member.hourlyRate ?? ZERO,
+      hourly_rate: perDay === null ? (member.hourlyRate ?? ZERO) : hourlyOfDayRate(member.hourlyRate ?? ZERO, perDay),
     }));
 }

@@ -66,8 +66,13 @@ describe('the event feed', () => {
     expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
     expect(new Set(seqs).size).toBe(seqs.length);
     const [created, card, joined, newTask, changed, fixed, logged, deleted, budget, newChild, archived] = events;
-    expect(created?.data).toEqual({ project_id: project.id, action: 'created', changed: ['name', 'currency', 'budget', 'time_zone'], project: { name: project.name, currency: 'USD', budget: 1000, time_zone: 'UTC' } });
-    expect(card?.data).toEqual({ project_id: project.id, effective_from: '1970-01-01', roles: [{ job_role_id: role.id, hourly_rate: 80 }], changed_job_role_ids: [role.id] });
+    expect(created?.data).toEqual({
+      project_id: project.id,
+      action: 'created',
+      changed: ['name', 'currency', 'budget', 'time_zone', 'rate_unit', 'hours_per_day', 'hours_budget', 'budget_period', 'budget_alerts'],
+      project: { name: project.name, currency: 'USD', budget: 1000, time_zone: 'UTC', rate_unit: 'hour', hours_per_day: 8, hours_budget: null, budget_period: 'total', budget_alerts: [80, 100] },
+    });
+    expect(card?.data).toEqual({ project_id: project.id, effective_from: '1970-01-01', roles: [{ job_role_id: role.id, hourly_rate: 80, bill_rate: null }], changed_job_role_ids: [role.id] });
     expect(joined?.data).toEqual({ project_id: project.id, team_member_id: member.id, job_role_id: role.id, effective_from: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), added: true });
     expect(newTask?.data).toEqual({
       task_id: task.id,
@@ -124,7 +129,10 @@ describe('the event feed', () => {
     await createTask(h.api, project.id);
 
     const first = (await h.api.get(`/api/events?after=${start}&limit=2`).expect(200)).body.body;
-    expect(first.events.map((e: Event) => e.data.project)).toEqual([{ name: project.name, currency: 'USD', budget: 1, time_zone: 'UTC' }, expect.objectContaining({ budget: 2 })]);
+    expect(first.events.map((e: Event) => e.data.project)).toEqual([
+      { name: project.name, currency: 'USD', budget: 1, time_zone: 'UTC', rate_unit: 'hour', hours_per_day: 8, hours_budget: null, budget_period: 'total', budget_alerts: [80, 100] },
+      expect.objectContaining({ budget: 2 }),
+    ]);
     expect(first.next_after).toBe(first.events[1].seq);
     const second = (await h.api.get(`/api/events?after=${first.next_after}&limit=3`).expect(200)).body.body;
     expect(second.events.map((e: Event) => (e.data.project as { budget: number }).budget)).toEqual([3, 4, 5]);

@@ -73,7 +73,7 @@ it('keeps parts out of a labor row that changed after the breakdown read it', as
   expect(read?.members_json).toBeNull();
   // As a refresh committing between the read and the store: the row is rewritten.
   await h.db('task_labor').where({ team_id: h.teamId, task_id: ids.child }).update({ logged_hours: h.db.raw('logged_hours') });
-  const old = { task_id: ids.child as string, parts_version: read?.parts_version as string, members_json: '["old"]', grouped_members_json: '[]' };
+  const old = { task_id: ids.child as string, parts_version: read?.parts_version as string, members_json: '["old"]', grouped_members_json: '[]', warnings_json: '[]' };
   expect(await storeBreakdownParts(h.db, h.teamId, [{ ...old, version: read?.labor_version as string }])).toBe(0);
   expect((await parts(ids.child as string)).members_json).toBeNull();
   expect(await storeBreakdownParts(h.db, h.teamId, [{ ...old, version: '1' }])).toBe(0);

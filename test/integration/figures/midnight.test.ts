@@ -55,7 +55,7 @@ it('changes a breakdown and a list at midnight (UTC) when a rate dated tomorrow 
     hourly_rate: 150,
     estimated_cost: 300,
     actual_cost: 100,
-    cost_lines: [{ job_role: role.name, hourly_rate: 100, logged_hours: 1, actual_cost: 100, first_day: '2031-05-10', last_day: '2031-05-10' }],
+    cost_lines: [{ job_role: role.name, hourly_rate: 100, bill_rate: 0, logged_hours: 1, actual_cost: 100, actual_revenue: 0, first_day: '2031-05-10', last_day: '2031-05-10' }],
   });
   const rateCard = (await h.api.get(`/api/projects/${project.id}/rate-card`).expect(200)).body.body;
   expect(rateCard).toMatchObject({ date: '2031-05-11', roles: [expect.objectContaining({ job_role_id: role.id, hourly_rate: 150 })] });
@@ -64,8 +64,8 @@ it('changes a breakdown and a list at midnight (UTC) when a rate dated tomorrow 
   // An hour logged today is a second cost line, at 150.
   await logTime(h.api, task.id, ann.id, { seconds: 3600 });
   expect((await h.api.get(breakdownPath).expect(200)).body.body.members[0].cost_lines).toEqual([
-    { job_role: role.name, hourly_rate: 100, logged_hours: 1, actual_cost: 100, first_day: '2031-05-10', last_day: '2031-05-10' },
-    { job_role: role.name, hourly_rate: 150, logged_hours: 1, actual_cost: 150, first_day: '2031-05-11', last_day: '2031-05-11' },
+    { job_role: role.name, hourly_rate: 100, bill_rate: 0, logged_hours: 1, actual_cost: 100, actual_revenue: 0, first_day: '2031-05-10', last_day: '2031-05-10' },
+    { job_role: role.name, hourly_rate: 150, bill_rate: 0, logged_hours: 1, actual_cost: 150, actual_revenue: 0, first_day: '2031-05-11', last_day: '2031-05-11' },
   ]);
   await expectProjectMatchesOracle(h, project.id);
 

@@ -103,15 +103,26 @@ describe('GET /api/project-finance/task/:id/breakdown', () => {
       fixed_cost: 99.99,
       total_estimated_cost: 935.16,
       total_actual_cost: 256.05,
+      // No bill rate anywhere: no revenue, each margin minus its total cost (R23, R24); every rate found.
+      estimated_revenue: 0,
+      actual_revenue: 0,
+      estimated_margin: -935.16,
+      actual_margin: -256.05,
+      has_missing_rates: false,
     });
+    // No bill rate anywhere (R20-R23): every member and line bills 0 from no source, costs from its role.
+    const unbilled = { bill_rate: 0, estimated_revenue: 0, actual_revenue: 0, cost_rate_source: 'role', bill_rate_source: 'none' };
     expect(b.members).toEqual([
       { team_member_id: m.ann.id, name: 'Ann', avatar_url: 'https://img.example.com/ann.png', hourly_rate: 100, job_title_name: 'Dev', estimated_hours: 3.34, logged_hours: 1, estimated_cost: 334, actual_cost: 100,
-        cost_lines: [{ job_role: 'Dev', hourly_rate: 100, logged_hours: 1, actual_cost: 100, first_day: '2026-11-20', last_day: '2026-11-20' }] },
-      { team_member_id: m.ben.id, name: 'Ben', avatar_url: null, hourly_rate: 100, job_title_name: 'Dev', estimated_hours: 3.33, logged_hours: 0, estimated_cost: 333, actual_cost: 0, cost_lines: [] },
+        ...unbilled,
+        cost_lines: [{ job_role: 'Dev', hourly_rate: 100, bill_rate: 0, logged_hours: 1, actual_cost: 100, actual_revenue: 0, first_day: '2026-11-20', last_day: '2026-11-20' }] },
+      { team_member_id: m.ben.id, name: 'Ben', avatar_url: null, hourly_rate: 100, job_title_name: 'Dev', estimated_hours: 3.33, logged_hours: 0, estimated_cost: 333, actual_cost: 0, ...unbilled, cost_lines: [] },
       // One rate all along: Cy's two logs (two days) make one line, 4000 s = 1.11 h.
       { team_member_id: m.cy.id, name: 'Cy', avatar_url: null, hourly_rate: 50.5, job_title_name: 'QA', estimated_hours: 3.33, logged_hours: 1.11, estimated_cost: 168.17, actual_cost: 56.06,
-        cost_lines: [{ job_role: 'QA', hourly_rate: 50.5, logged_hours: 1.11, actual_cost: 56.06, first_day: '2026-11-18', last_day: '2026-11-19' }] },
+        ...unbilled,
+        cost_lines: [{ job_role: 'QA', hourly_rate: 50.5, bill_rate: 0, logged_hours: 1.11, actual_cost: 56.06, actual_revenue: 0, first_day: '2026-11-18', last_day: '2026-11-19' }] },
     ]);
+    expect(b.warnings).toEqual([]);
     expect(b.grouped_members.map((g) => [g.jobRole, g.estimated_hours, g.logged_hours, g.estimated_cost, g.actual_cost])).toEqual([
       ['Dev', 6.67, 1, 667, 100],
       ['QA', 3.33, 1.11, 168.17, 56.06],
@@ -268,6 +279,12 @@ describe('GET /api/project-finance/task/:id/breakdown', () => {
         fixed_cost: 150,
         total_estimated_cost: 1451,
         total_actual_cost: 300,
+        estimated_revenue: 0,
+        actual_revenue: 0,
+        estimated_margin: -1451,
+        actual_margin: -300,
+        // Zed logged time without a role: his cost rate resolves to none (R25).
+        has_missing_rates: true,
       });
       expectConsistent(b);
       // The archived child and its logs are gone from everything.

@@ -20,7 +20,7 @@ afterAll(async () => {
   await h.close();
 });
 
-type Line = { job_role: string; hourly_rate: number; logged_hours: number; actual_cost: number; first_day: string; last_day: string };
+type Line = { job_role: string; hourly_rate: number; bill_rate: number; logged_hours: number; actual_cost: number; actual_revenue: number; first_day: string; last_day: string };
 type Member = { name: string; job_title_name: string; hourly_rate: number; estimated_hours: number; logged_hours: number; estimated_cost: number; actual_cost: number; cost_lines: Line[] };
 
 const memberOf = async (taskId: string, name: string, query = '') => {
@@ -52,8 +52,8 @@ it('costs work before a raise at the old rate and after it at the new one, in tw
   expect(b.task).toMatchObject({ estimated_hours: 10, logged_hours: 6.5, estimated_labor_cost: 600, actual_labor_cost: 360 });
   expect(b.members[0]).toMatchObject({ hourly_rate: 60, estimated_cost: 600, logged_hours: 6.5, actual_cost: 360 });
   expect(b.members[0].cost_lines).toEqual([
-    { job_role: dev.name, hourly_rate: 50, logged_hours: 3, actual_cost: 150, first_day: '2026-06-10', last_day: '2026-06-10' },
-    { job_role: dev.name, hourly_rate: 60, logged_hours: 3.5, actual_cost: 210, first_day: '2026-07-02', last_day: '2026-07-03' },
+    { job_role: dev.name, hourly_rate: 50, bill_rate: 0, logged_hours: 3, actual_cost: 150, actual_revenue: 0, first_day: '2026-06-10', last_day: '2026-06-10' },
+    { job_role: dev.name, hourly_rate: 60, bill_rate: 0, logged_hours: 3.5, actual_cost: 210, actual_revenue: 0, first_day: '2026-07-02', last_day: '2026-07-03' },
   ]);
   // The grouped entry carries the same lines.
   expect(b.grouped_members[0].members[0].cost_lines).toEqual(b.members[0].cost_lines);
@@ -61,10 +61,10 @@ it('costs work before a raise at the old rate and after it at the new one, in tw
   // A range cutting the July line: from 2026-07-03, only 1.5 h x 60 = 90.00 counts; the estimate stays.
   const cut = await memberOf(task.id, 'Ann', '?from=2026-07-03');
   expect(cut).toMatchObject({ estimated_cost: 600, logged_hours: 1.5, actual_cost: 90 });
-  expect(cut.cost_lines).toEqual([{ job_role: dev.name, hourly_rate: 60, logged_hours: 1.5, actual_cost: 90, first_day: '2026-07-03', last_day: '2026-07-03' }]);
+  expect(cut.cost_lines).toEqual([{ job_role: dev.name, hourly_rate: 60, bill_rate: 0, logged_hours: 1.5, actual_cost: 90, actual_revenue: 0, first_day: '2026-07-03', last_day: '2026-07-03' }]);
   // Up to 2026-06-30: the June line alone.
   expect((await memberOf(task.id, 'Ann', '?to=2026-06-30')).cost_lines).toEqual([
-    { job_role: dev.name, hourly_rate: 50, logged_hours: 3, actual_cost: 150, first_day: '2026-06-10', last_day: '2026-06-10' },
+    { job_role: dev.name, hourly_rate: 50, bill_rate: 0, logged_hours: 3, actual_cost: 150, actual_revenue: 0, first_day: '2026-06-10', last_day: '2026-06-10' },
   ]);
   // The list with the same range: the row's actuals are the range's, its estimate today's.
   const list = (await h.api.get(`/api/project-finance/project/${project.id}/tasks?from=2026-07-03&to=2026-12-31`).expect(200)).body.body;
@@ -100,9 +100,9 @@ it('costs a member promoted mid-task at each day\'s role, grouped today under th
   const b = (await h.api.get(`/api/project-finance/task/${task.id}/breakdown`).expect(200)).body.body;
   expect(b.members[0]).toMatchObject({ job_title_name: lead.name, hourly_rate: 100, estimated_cost: 400, logged_hours: 4, actual_cost: 310 });
   expect(b.members[0].cost_lines).toEqual([
-    { job_role: dev.name, hourly_rate: 50, logged_hours: 1, actual_cost: 50, first_day: '2026-06-01', last_day: '2026-06-01' },
-    { job_role: dev.name, hourly_rate: 60, logged_hours: 1, actual_cost: 60, first_day: '2026-07-02', last_day: '2026-07-02' },
-    { job_role: lead.name, hourly_rate: 100, logged_hours: 2, actual_cost: 200, first_day: '2026-07-03', last_day: '2026-07-03' },
+    { job_role: dev.name, hourly_rate: 50, bill_rate: 0, logged_hours: 1, actual_cost: 50, actual_revenue: 0, first_day: '2026-06-01', last_day: '2026-06-01' },
+    { job_role: dev.name, hourly_rate: 60, bill_rate: 0, logged_hours: 1, actual_cost: 60, actual_revenue: 0, first_day: '2026-07-02', last_day: '2026-07-02' },
+    { job_role: lead.name, hourly_rate: 100, bill_rate: 0, logged_hours: 2, actual_cost: 200, actual_revenue: 0, first_day: '2026-07-03', last_day: '2026-07-03' },
   ]);
   expect(b.grouped_members.map((g: { jobRole: string }) => g.jobRole)).toEqual([lead.name]);
   // Members list: today's role, and the history.
@@ -127,8 +127,8 @@ it('takes a log\'s day in the project\'s time zone: 23:30 UTC is the next day in
     await expectProjectMatchesOracle(h, project.id);
   }
   // Auckland is UTC+13 on 1 March 2026 (daylight saving): 12:30 on 2 March, the day the 80.00 rate starts.
-  expect(costs['Pacific/Auckland']).toEqual([{ job_role: dev.name, hourly_rate: 80, logged_hours: 1, actual_cost: 80, first_day: '2026-03-02', last_day: '2026-03-02' }]);
-  expect(costs.UTC).toEqual([{ job_role: dev.name, hourly_rate: 50, logged_hours: 1, actual_cost: 50, first_day: '2026-03-01', last_day: '2026-03-01' }]);
+  expect(costs['Pacific/Auckland']).toEqual([{ job_role: dev.name, hourly_rate: 80, bill_rate: 0, logged_hours: 1, actual_cost: 80, actual_revenue: 0, first_day: '2026-03-02', last_day: '2026-03-02' }]);
+  expect(costs.UTC).toEqual([{ job_role: dev.name, hourly_rate: 50, bill_rate: 0, logged_hours: 1, actual_cost: 50, actual_revenue: 0, first_day: '2026-03-01', last_day: '2026-03-01' }]);
 });
 
 it('re-dates every log when the project\'s time zone changes', async () => {
@@ -143,7 +143,7 @@ it('re-dates every log when the project\'s time zone changes', async () => {
   expect((await memberOf(task.id, 'Di')).actual_cost).toBe(50); // UTC: 1 March
   await h.api.patch(`/api/projects/${project.id}`, { time_zone: 'Pacific/Auckland' }).expect(200);
   expect((await memberOf(task.id, 'Di')).cost_lines).toEqual([
-    { job_role: dev.name, hourly_rate: 80, logged_hours: 1, actual_cost: 80, first_day: '2026-03-02', last_day: '2026-03-02' },
+    { job_role: dev.name, hourly_rate: 80, bill_rate: 0, logged_hours: 1, actual_cost: 80, actual_revenue: 0, first_day: '2026-03-02', last_day: '2026-03-02' },
   ]);
   await expectProjectMatchesOracle(h, project.id);
 });
@@ -211,13 +211,13 @@ it('costs a log whose day falls before 1970 in the project\'s time zone at the m
   await logTime(h.api, task.id, gus.id, { hours: 2, logged_at: '1970-01-02T20:00:00Z' });
   const member = await memberOf(task.id, 'Gus');
   expect(member.cost_lines).toEqual([
-    { job_role: dev.name, hourly_rate: 0, logged_hours: 1, actual_cost: 0, first_day: '1969-12-31', last_day: '1969-12-31' },
-    { job_role: dev.name, hourly_rate: 50, logged_hours: 2, actual_cost: 100, first_day: '1970-01-02', last_day: '1970-01-02' },
+    { job_role: dev.name, hourly_rate: 0, bill_rate: 0, logged_hours: 1, actual_cost: 0, actual_revenue: 0, first_day: '1969-12-31', last_day: '1969-12-31' },
+    { job_role: dev.name, hourly_rate: 50, bill_rate: 0, logged_hours: 2, actual_cost: 100, actual_revenue: 0, first_day: '1970-01-02', last_day: '1970-01-02' },
   ]);
   expect(member).toMatchObject({ job_title_name: dev.name, logged_hours: 3, actual_cost: 100 });
   // A range can reach that day (the first a log can fall on) and no earlier one.
   expect((await memberOf(task.id, 'Gus', '?to=1969-12-31')).cost_lines).toEqual([
-    { job_role: dev.name, hourly_rate: 0, logged_hours: 1, actual_cost: 0, first_day: '1969-12-31', last_day: '1969-12-31' },
+    { job_role: dev.name, hourly_rate: 0, bill_rate: 0, logged_hours: 1, actual_cost: 0, actual_revenue: 0, first_day: '1969-12-31', last_day: '1969-12-31' },
   ]);
   await h.api.get(`/api/project-finance/task/${task.id}/breakdown?from=1969-12-30`).expect(400);
   await expectProjectMatchesOracle(h, project.id);
@@ -255,8 +255,8 @@ it('breakdowns with subtasks merge a member\'s lines of the same role and rate a
   const b = await breakdown(h.api, parent.id, true);
   // The two 50.00 lines: 0.28 + 0.28 = 0.56 h and 14.00 + 14.00 = 28.00 (each rounded on its task), 06-01 to 06-05.
   expect((b.members[0] as unknown as Member).cost_lines).toEqual([
-    { job_role: dev.name, hourly_rate: 50, logged_hours: 0.56, actual_cost: 28, first_day: '2026-06-01', last_day: '2026-06-05' },
-    { job_role: dev.name, hourly_rate: 60, logged_hours: 1, actual_cost: 60, first_day: '2026-08-01', last_day: '2026-08-01' },
+    { job_role: dev.name, hourly_rate: 50, bill_rate: 0, logged_hours: 0.56, actual_cost: 28, actual_revenue: 0, first_day: '2026-06-01', last_day: '2026-06-05' },
+    { job_role: dev.name, hourly_rate: 60, bill_rate: 0, logged_hours: 1, actual_cost: 60, actual_revenue: 0, first_day: '2026-08-01', last_day: '2026-08-01' },
   ]);
   await expectProjectMatchesOracle(h, project.id);
 });

@@ -35,7 +35,13 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const FIGURES = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost', 'variance'];
+const FIGURES = [
+  'estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost', 'variance',
+  // Section 8, after the columns that were there before: revenue, margin, and whether a rate is missing (yes or no).
+  'estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin', 'has_missing_rates',
+];
+/** A figure cell of a CSV row as the list answers it: a number, or a flag's yes / no as a boolean. */
+const cellValue = (text: string) => (text === 'yes' ? true : text === 'no' ? false : Number(text));
 
 /** A minimal RFC 4180 reader, enough to check what the export wrote. */
 function parseCsv(text: string): string[][] {
@@ -96,7 +102,7 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
     expect(res.headers['content-disposition']).toMatch(/^attachment; filename="Export-quoted-\d+-finance-\d{4}-\d{2}-\d{2}\.csv"$/);
     expect(res.text.endsWith('\r\n')).toBe(true);
     const [header, ...rest] = parseCsv(res.text);
-    expect(header).toEqual(['Task', 'Task id', 'Level', 'Parent task', 'Status', 'Priority', 'Phase', 'Billable', 'Estimated hours', 'Logged hours', 'Estimated labor cost (EUR)', 'Actual labor cost (EUR)', 'Fixed cost (EUR)', 'Total estimated cost (EUR)', 'Total actual cost (EUR)', 'Variance (EUR)']);
+    expect(header).toEqual(['Task', 'Task id', 'Level', 'Parent task', 'Status', 'Priority', 'Phase', 'Billable', 'Estimated hours', 'Logged hours', 'Estimated labor cost (EUR)', 'Actual labor cost (EUR)', 'Fixed cost (EUR)', 'Total estimated cost (EUR)', 'Total actual cost (EUR)', 'Variance (EUR)', 'Estimated revenue (EUR)', 'Actual revenue (EUR)', 'Estimated margin (EUR)', 'Actual margin (EUR)', 'Missing rates']);
     const total = rest.pop() as string[];
     // Depth first, with levels and parents; the formula-like name is defused, the quoted one kept.
     expect(rest.map((r) => r.slice(0, 4))).toEqual([
@@ -108,10 +114,10 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
     const api = await listRows();
     for (const row of rest) {
       const expected = api.rows.get(row[1] as string) as Record<string, number>;
-      expect(row.slice(8).map(Number)).toEqual(FIGURES.map((f) => expected[f]));
+      expect(row.slice(8).map(cellValue)).toEqual(FIGURES.map((f) => expected[f]));
     }
     expect(total[0]).toBe('Total');
-    expect(total.slice(8).map(Number)).toEqual(FIGURES.map((f) => api.totals[f]));
+    expect(total.slice(8).map(cellValue)).toEqual(FIGURES.map((f) => api.totals[f]));
     // By hand: Launch 10 h x 80.25 = 802.50; =SUM 4 h x 80.25 = 321.00; Docs 2 h = 160.50 -> 1284 + fixed 100.
     expect(Number(rest[0]?.[10])).toBe(1284);
     // A negative variance is a number, not defused text.
@@ -128,8 +134,8 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
       [ids.docs, '1', "'=SUM(A1)"],
     ]);
     const child = (await h.api.get(`/api/project-finance/project/${projectId}/tasks?billable_filter=billable&parent_task_id=${ids.launch}`).expect(200)).body.body;
-    expect(total.slice(8).map(Number)).toEqual(FIGURES.map((f) => child.totals[f]));
-    expect(rest[0]?.slice(8).map(Number)).toEqual(FIGURES.map((f) => child.tasks[0][f]));
+    expect(total.slice(8).map(cellValue)).toEqual(FIGURES.map((f) => child.totals[f]));
+    expect(rest[0]?.slice(8).map(cellValue)).toEqual(FIGURES.map((f) => child.tasks[0][f]));
   });
 
   it('streams both formats (chunked, no Content-Length), so a big export is never held whole in memory', async () => {
@@ -158,8 +164,11 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
       const expected = api.rows.get(row.getCell(2).value as string) as Record<string, number>;
       FIGURES.forEach((f, i) => {
         const cell = row.getCell(9 + i);
-        expect(typeof cell.value).toBe('number');
-        expect(cell.value).toBe(expected[f]);
+        if (f === 'has_missing_rates') expect(cell.value).toBe(expected[f] ? 'yes' : 'no');
+        else {
+          expect(typeof cell.value).toBe('number');
+          expect(cell.value).toBe(expected[f]);
+        }
       });
       expect(row.getCell(11).numFmt).toContain('"EUR"');
       expect(row.getCell(9).numFmt).toBe('#,##0.00');
@@ -169,7 +178,7 @@ describe('GET /api/project-finance/project/:project_id/export', () => {
     expect(sheet.getRow(3).getCell(1).formula).toBeUndefined();
     const total = sheet.getRow(6);
     expect(total.getCell(1).value).toBe('Total');
-    FIGURES.forEach((f, i) => expect(total.getCell(9 + i).value).toBe(api.totals[f]));
+    FIGURES.forEach((f, i) => expect(total.getCell(9 + i).value).toBe(f === 'has_missing_rates' ? (api.totals[f] ? 'yes' : 'no') : api.totals[f]));
   });
 
   it('answers 400 for an unknown format or parameter and 404 for an unknown project', async () => {
@@ -208,7 +217,10 @@ describe('cost lines in the exports', () => {
     await logTime(h.api, docs, ann, { hours: 1, logged_at: '2026-07-05T09:00:00Z' });
   });
 
-  const header = ['Task', 'Task id', 'Member', 'Member id', 'Job role', 'Hourly rate (USD)', 'Logged hours', 'Actual cost (USD)', 'First day', 'Last day'];
+  const header = [
+    'Task', 'Task id', 'Member', 'Member id', 'Job role', 'Hourly rate (USD)', 'Logged hours', 'Actual cost (USD)', 'First day', 'Last day',
+    'Bill rate (USD)', 'Actual revenue (USD)',
+  ];
 
   it('writes each task\'s own cost lines per member as CSV (sheet=cost_lines), and a range cuts them', async () => {
     const res = await h.api.get(`/api/project-finance/project/${linesProject}/export?format=csv&sheet=cost_lines`).expect(200);
@@ -216,10 +228,10 @@ describe('cost lines in the exports', () => {
     // 3 h x 50 = 150; 2 h x 60 = 120; Zed 0.5 h at 0 ("Unassigned"); Docs: 1 h x 60 = 60.
     expect(parseCsv(res.text)).toEqual([
       header,
-      ['Build', build, 'Ann', ann, dev.name, '50', '3', '150', '2026-06-10', '2026-06-10'],
-      ['Build', build, 'Ann', ann, dev.name, '60', '2', '120', '2026-07-02', '2026-07-02'],
-      ['Build', build, 'Zed', zed, 'Unassigned', '0', '0.5', '0', '2026-08-01', '2026-08-01'],
-      ['Docs', docs, 'Ann', ann, dev.name, '60', '1', '60', '2026-07-05', '2026-07-05'],
+      ['Build', build, 'Ann', ann, dev.name, '50', '3', '150', '2026-06-10', '2026-06-10', '0', '0'],
+      ['Build', build, 'Ann', ann, dev.name, '60', '2', '120', '2026-07-02', '2026-07-02', '0', '0'],
+      ['Build', build, 'Zed', zed, 'Unassigned', '0', '0.5', '0', '2026-08-01', '2026-08-01', '0', '0'],
+      ['Docs', docs, 'Ann', ann, dev.name, '60', '1', '60', '2026-07-05', '2026-07-05', '0', '0'],
     ]);
     const ranged = await h.api.get(`/api/project-finance/project/${linesProject}/export?format=csv&sheet=cost_lines&from=2026-07-01&to=2026-07-31`).expect(200);
     expect(parseCsv(ranged.text).map((row) => [row[0], row[2], row[5], row[6], row[7]])).toEqual([
@@ -255,10 +267,10 @@ describe('cost lines in the exports', () => {
     sheet.eachRow((row) => rows.push((row.values as unknown[]).slice(1)));
     expect(rows).toEqual([
       header.map((h) => h.replace(' (USD)', '')),
-      ['Build', build, 'Ann', ann, dev.name, 50, 3, 150, '2026-06-10', '2026-06-10'],
-      ['Build', build, 'Ann', ann, dev.name, 60, 2, 120, '2026-07-02', '2026-07-02'],
-      ['Build', build, 'Zed', zed, 'Unassigned', 0, 0.5, 0, '2026-08-01', '2026-08-01'],
-      ['Docs', docs, 'Ann', ann, dev.name, 60, 1, 60, '2026-07-05', '2026-07-05'],
+      ['Build', build, 'Ann', ann, dev.name, 50, 3, 150, '2026-06-10', '2026-06-10', 0, 0],
+      ['Build', build, 'Ann', ann, dev.name, 60, 2, 120, '2026-07-02', '2026-07-02', 0, 0],
+      ['Build', build, 'Zed', zed, 'Unassigned', 0, 0.5, 0, '2026-08-01', '2026-08-01', 0, 0],
+      ['Docs', docs, 'Ann', ann, dev.name, 60, 1, 60, '2026-07-05', '2026-07-05', 0, 0],
     ]);
     expect(sheet.getRow(2).getCell(8).numFmt).toContain('"USD"');
   });

@@ -40,6 +40,12 @@ describe('PUT /api/project-finance/task/:task_id/fixed-cost', () => {
         fixed_cost: 1234.56,
         total_estimated_cost: 1234.56,
         total_actual_cost: 1234.56,
+        // No revenue: each margin is minus the total cost (R24); nobody takes part, so no rate is missing.
+        estimated_revenue: 0,
+        actual_revenue: 0,
+        estimated_margin: -1234.56,
+        actual_margin: -1234.56,
+        has_missing_rates: false,
       },
     });
     expect((await breakdown(h.api, task.id)).task).toEqual(res.body.body);

@@ -27,8 +27,14 @@ type ListBody = {
   groups?: ({ group_name: string; task_ids: string[] } & Record<string, number>)[];
 };
 
-const SUMMARY_FIELDS = ['id', 'name', 'project_id', 'billable', 'currency', 'estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'] as const;
-const SUM_FIELDS = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost', 'variance'] as const;
+const SUMMARY_FIELDS = [
+  'id', 'name', 'project_id', 'billable', 'currency', 'estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost',
+  'total_estimated_cost', 'total_actual_cost', 'estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin', 'has_missing_rates',
+] as const;
+const SUM_FIELDS = [
+  'estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost',
+  'estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin', 'variance',
+] as const;
 
 const summaryOf = (row: Row) => Object.fromEntries(SUMMARY_FIELDS.map((f) => [f, row[f]]));
 const cents = (v: number) => Math.round(v * 100);
@@ -89,7 +95,7 @@ function expectTotalsAreSums(body: ListBody) {
 describe('GET /api/project-finance/project/:project_id/tasks', () => {
   it('lists top-level tasks with their subtrees rolled up, by hand', async () => {
     const body = await list();
-    expect(body.project).toEqual({ id: projectId, name: expect.any(String), currency: 'USD', budget: 25000.5 });
+    expect(body.project).toEqual({ id: projectId, name: expect.any(String), currency: 'USD', budget: 25000.5, rate_unit: 'hour', hours_per_day: 8 });
     expect(body.tasks.map((r) => r.name)).toEqual(['Website', 'Ops']);
     const website = body.tasks[0] as Row;
     // Website: 10 h (Ann 5 x 100 + Ben 5 x 40 = 700), logged Ann 2 h = 200.
@@ -125,6 +131,12 @@ describe('GET /api/project-finance/project/:project_id/tasks', () => {
       fixed_cost: 170,
       total_estimated_cost: 1230,
       total_actual_cost: 530,
+      estimated_revenue: 0,
+      actual_revenue: 0,
+      estimated_margin: -1230,
+      actual_margin: -530,
+      // Someone of the project has no rate on a day that counts (R25).
+      has_missing_rates: true,
       variance: 700,
     });
     expectTotalsAreSums(body);
@@ -220,7 +232,7 @@ describe('GET /api/project-finance/project/:project_id/tasks', () => {
     const body: ListBody = (await h.api.get(`/api/project-finance/project/${project.id}/tasks?group_by=phase`).expect(200)).body.body;
     expect(body.tasks).toEqual([]);
     expect(body.groups).toEqual([]);
-    expect(Object.values(body.totals)).toEqual(SUM_FIELDS.map(() => 0));
+    expect(body.totals).toEqual({ ...Object.fromEntries(SUM_FIELDS.map((field) => [field, 0])), has_missing_rates: false });
   });
 
   /** A project with two members on different rates (`dear` and `cheap`), both assigned to one task. */

@@ -39,7 +39,10 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const SUMMED = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'] as const;
+const SUMMED = [
+  'estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost',
+  'estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin',
+] as const;
 /** A figure (hours or money of up to 4 decimals) in whole ten-thousandths, without binary rounding. */
 const cents = (v: number) => new Decimal(String(v)).times(10_000).toNumber();
 /** Seconds logged: any, or ones that land on half a unit (0.5 h: half a minor unit at an odd rate; 0.005 h). */
@@ -50,7 +53,25 @@ const hundredths = fc.oneof(fc.integer({ min: 0, max: 5000 }), fc.constantFrom(5
 const modelArb = fc.record({
   currency: fc.constantFrom('USD', 'JPY', 'KWD', 'CLF'),
   rates: fc.array(fc.option(fc.integer({ min: 0, max: 25000 }), { nil: null }), { minLength: 1, maxLength: 3 }),
-  members: fc.array(fc.record({ role: fc.nat(3), inProject: fc.boolean() }), { minLength: 1, maxLength: 5 }),
+  // Section 8: the roles' bill rates (by index, as `rates`), the project's unit, and members' own rates.
+  bills: fc.array(fc.option(fc.integer({ min: 0, max: 40000 }), { nil: null }), { maxLength: 3 }),
+  perDay: fc.constantFrom(null, '8', '7.5'),
+  members: fc.array(
+    fc.record({
+      role: fc.nat(3),
+      inProject: fc.boolean(),
+      own: fc.option(
+        fc.record({
+          cost: fc.option(fc.integer({ min: 0, max: 25000 }), { nil: null }),
+          bill: fc.option(fc.integer({ min: 0, max: 40000 }), { nil: null }),
+          // In force for the logs (made today) or not yet.
+          from: fc.constantFrom('1970-01-01', '2999-01-01'),
+        }),
+        { nil: null },
+      ),
+    }),
+    { minLength: 1, maxLength: 5 },
+  ),
   tasks: fc.array(
     fc.record({
       parent: fc.option(fc.nat(20), { nil: null }),
@@ -88,6 +109,15 @@ const modelArb = fc.record({
         phase: fc.constantFrom('Build', '\u00C4', null),
       }),
       fc.record({ kind: fc.constant('currency' as const) }),
+      // Section 8 through its routes: a role's bill rate on the card, a member's own rates from a day on.
+      fc.record({ kind: fc.constant('bill' as const), role: fc.nat(3), bill: fc.option(fc.integer({ min: 0, max: 40000 }), { nil: null }) }),
+      fc.record({
+        kind: fc.constant('own' as const),
+        member: fc.nat(4),
+        cost: fc.option(fc.integer({ min: 0, max: 25000 }), { nil: null }),
+        bill: fc.option(fc.integer({ min: 0, max: 40000 }), { nil: null }),
+        from: fc.constantFrom('1970-01-01', '2999-01-01'),
+      }),
     ),
     { maxLength: 6 },
   ),
@@ -103,11 +133,14 @@ type Model = typeof modelArb extends fc.Arbitrary<infer T> ? T : never;
  * by one and 18 s (0.005 h, 0.01 h rounded) by the other, at a rate of an odd last minor digit: 0.5 h
  * costs exactly half a minor unit more than a whole number of them.
  */
-const examples: [Model][] = (['USD', 'JPY', 'KWD', 'CLF'] as const).map((currency) => [
+const examples: [Model][] = (['USD', 'JPY', 'KWD', 'CLF'] as const).map((currency, i) => [
   {
     currency,
     rates: [10001],
-    members: [{ role: 0, inProject: true }, { role: 0, inProject: true }],
+    // A bill rate, a member's own cost rate, and 7.5-hour days in two of the four.
+    bills: i % 2 === 0 ? [20003] : [],
+    perDay: i % 2 === 1 ? '7.5' : null,
+    members: [{ role: 0, inProject: true, own: null }, { role: 0, inProject: true, own: i < 2 ? { cost: 12345, bill: null, from: '1970-01-01' } : null }],
     tasks: [
       { parent: null, hundredths: 1, fixedCents: 0, billable: true, assignees: [0, 1], logs: [], status: null, archived: false },
       { parent: 0, hundredths: 50, fixedCents: 1, billable: false, assignees: [0], logs: [{ member: 0, seconds: 1800 }, { member: 1, seconds: 18 }], status: 'todo', archived: false },
@@ -127,12 +160,31 @@ async function build(model: Model) {
     project.id,
     model.rates.flatMap((rate, i) => (rate === null ? [] : [{ job_role_id: roles[i]?.id as string, hourly_rate: toAmount(rate) }])),
   );
+  // Written as rows before anything is read (the first read computes every task): the unit of the
+  // project, each role's bill rate on its card's entries (or an entry of its own), members' own rates.
+  const scope = { team_id: h.teamId, project_id: project.id };
+  if (model.perDay !== null) await h.db('projects').where({ team_id: h.teamId, id: project.id }).update({ rate_unit: 'day', hours_per_day: model.perDay });
+  for (const [i, bill] of model.bills.entries()) {
+    const role = roles[i];
+    if (bill === null || !role) continue;
+    const updated = await h.db('project_rate_cards').where({ ...scope, job_role_id: role.id }).update({ bill_rate: toAmount(bill) });
+    if (updated === 0) await h.db('project_rate_cards').insert({ ...scope, job_role_id: role.id, hourly_rate: null, bill_rate: toAmount(bill), effective_from: '1970-01-01' });
+  }
   const members: { id: string; inProject: boolean }[] = [];
   for (const [i, spec] of model.members.entries()) {
     // Names that order differently by locale, by UTF-16 unit and by code point, and namesakes.
     const member = await createMember(h.api, { name: NAMES[i % NAMES.length] as string });
     const role = spec.role < roles.length ? (roles[spec.role]?.id as string) : null;
     if (spec.inProject) await addToProject(h.api, project.id, member.id, role);
+    if (spec.inProject && spec.own) {
+      await h.db('project_member_rates').insert({
+        ...scope,
+        team_member_id: member.id,
+        effective_from: spec.own.from,
+        hourly_rate: spec.own.cost === null ? null : toAmount(spec.own.cost),
+        bill_rate: spec.own.bill === null ? null : toAmount(spec.own.bill),
+      });
+    }
     members.push({ id: member.id, inProject: spec.inProject });
   }
   const tasks: ModelTask[] = [];
@@ -191,6 +243,7 @@ async function applyChanges(
 ) {
   const { projectId, roles, members, tasks, logs, toAmount } = built;
   const rates = [...model.rates];
+  const bills: (number | null | undefined)[] = [...model.bills];
   let currency: string = model.currency;
   const live = () => tasks.filter((t) => !t.archived);
   for (const change of model.changes) {
@@ -200,6 +253,23 @@ async function applyChanges(
       case 'rate':
         rates[change.role % rates.length] = change.rate;
         await setRateCard(h.api, projectId, rates.flatMap((rate, i) => (rate === null ? [] : [{ job_role_id: roles[i]?.id as string, hourly_rate: toAmount(rate) }])));
+        break;
+      case 'bill': {
+        bills[change.role % rates.length] = change.bill;
+        // Every role with a cost or a bill rate listed, from today (a role left out has neither from then on).
+        const card = rates.flatMap((rate, i) => {
+          const bill = bills[i];
+          if (rate === null && (bill === null || bill === undefined)) return [];
+          return [{ job_role_id: roles[i]?.id as string, hourly_rate: rate === null ? null : toAmount(rate), bill_rate: bill === null || bill === undefined ? null : toAmount(bill) }];
+        });
+        await h.api.put(`/api/projects/${projectId}/rate-card`, { roles: card }).expect(200);
+        break;
+      }
+      case 'own':
+        if (member.inProject) {
+          const own = { hourly_rate: change.cost === null ? null : toAmount(change.cost), bill_rate: change.bill === null ? null : toAmount(change.bill), effective_from: change.from };
+          await h.api.put(`/api/projects/${projectId}/members/${member.id}/rates`, own).expect(200);
+        }
         break;
       case 'role':
         if (member.inProject) await addToProject(h.api, projectId, member.id, change.role < roles.length ? (roles[change.role]?.id as string) : null);
@@ -308,7 +378,7 @@ async function expectRangedListsAsStored(projectId: string, parents: (string | n
 
 function checkSums(body: List) {
   for (const field of [...SUMMED, 'variance'] as const) {
-    expect(cents(body.totals[field] as number)).toBe(body.tasks.reduce((s, r) => s + cents(r[field]), 0));
+    expect(cents(body.totals[field] as number)).toBe(body.tasks.reduce((s, r) => s + cents(r[field] as number), 0));
     expect(body.groups.reduce((s, g) => s + cents(g[field] as number), 0)).toBe(cents(body.totals[field] as number));
   }
   for (const row of body.tasks) expect(cents(row.variance)).toBe(cents(row.total_estimated_cost) - cents(row.total_actual_cost));
@@ -346,7 +416,7 @@ it('keeps the project list, its totals and groups equal to the breakdowns for ra
         expect(all.tasks.map((r) => r.id).sort()).toEqual([...expectedChildren].sort());
         for (const row of all.tasks) {
           const withSubtasks = await breakdown(h.api, row.id, true);
-          expect(Object.fromEntries(['id', 'name', 'project_id', 'billable', 'currency', ...SUMMED].map((f) => [f, row[f as keyof Row]]))).toEqual(withSubtasks.task);
+          expect(Object.fromEntries(['id', 'name', 'project_id', 'billable', 'currency', ...SUMMED, 'has_missing_rates'].map((f) => [f, row[f as keyof Row]]))).toEqual(withSubtasks.task);
         }
 
         for (const filter of ['billable', 'non-billable'] as const) {
@@ -361,7 +431,7 @@ it('keeps the project list, its totals and groups equal to the breakdowns for ra
           for (const { id, members } of expected) {
             const row = filtered.tasks.find((r) => r.id === id) as Row;
             for (const field of SUMMED) {
-              expect(cents(row[field])).toBe(members.reduce((s, i) => s + cents(own.get(tasks[i]?.id as string)?.[field] as number), 0));
+              expect(cents(row[field] as number)).toBe(members.reduce((s, i) => s + cents(own.get(tasks[i]?.id as string)?.[field] as number), 0));
             }
           }
         }

@@ -43,8 +43,13 @@ function generator(seed: number) {
   return { next, int, pick: <T>(items: readonly T[]) => items[int(items.length)] as T };
 }
 
-const COSTS = ['estimated_labor_cost', 'actual_labor_cost', 'total_estimated_cost', 'total_actual_cost'] as const;
-const TOTALS = ['estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost'] as const;
+const COSTS = [
+  'estimated_labor_cost', 'actual_labor_cost', 'total_estimated_cost', 'total_actual_cost', 'estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin',
+] as const;
+const TOTALS = [
+  'estimated_hours', 'logged_hours', 'estimated_labor_cost', 'actual_labor_cost', 'fixed_cost', 'total_estimated_cost', 'total_actual_cost',
+  'estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin',
+] as const;
 const DAYS = ['2026-01-01', '2026-03-15', '2026-06-01', '2026-09-30', '2026-11-20', '2026-11-21', '2027-02-01'];
 
 // Both ways a preview is computed: from the stored figures and the changed members' lines (when the
@@ -159,7 +164,17 @@ it('answers as from every input when a task has lost its stored figures (removed
     return (await h.api.post(`/api/projects/${project.id}/rate-card/preview`, body).expect(200)).body.body.tasks;
   };
   // 1 h logged and 2 h estimated, both from 40 to 50.
-  const expected = [{ id: task.id, name: task.name, before: { estimated_labor_cost: 80, actual_labor_cost: 40, total_estimated_cost: 80, total_actual_cost: 40 }, after: { estimated_labor_cost: 100, actual_labor_cost: 50, total_estimated_cost: 100, total_actual_cost: 50 } }];
+  const costs = (estimated: number, actual: number) => ({
+    estimated_labor_cost: estimated,
+    actual_labor_cost: actual,
+    total_estimated_cost: estimated,
+    total_actual_cost: actual,
+    estimated_revenue: 0,
+    actual_revenue: 0,
+    estimated_margin: -estimated,
+    actual_margin: -actual,
+  });
+  const expected = [{ id: task.id, name: task.name, before: costs(80, 40), after: costs(100, 50) }];
   expect(await preview(true)).toEqual(expected);
   await h.db('task_labor').where({ team_id: h.teamId, task_id: task.id }).delete();
   expect(await preview(true)).toEqual(expected);

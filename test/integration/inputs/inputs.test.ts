@@ -101,7 +101,7 @@ describe('projects, rate cards and project members', () => {
       project_id: project.id,
       currency: 'USD',
       date: day,
-      roles: [{ job_role_id: b.id, job_role_name: b.name, hourly_rate: 30, effective_from: day }],
+      roles: [{ job_role_id: b.id, job_role_name: b.name, hourly_rate: 30, bill_rate: null, effective_from: day }],
     });
     expect((await h.api.get(`/api/projects/${project.id}/rate-card?date=${day}`).expect(200)).body.body).toEqual(replaced.body.body);
     const url = `/api/projects/${project.id}/rate-card`;

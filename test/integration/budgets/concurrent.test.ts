@@ -1,0 +1,93 @@
+import { backendFromEnv, describeOnPostgres } from '../../support/backend';
+import { Api, Harness, startHarness } from '../../support/harness';
+import { RunningService, kill, startService } from '../../support/processes';
+import { holdLocks, untilWaiting } from '../../support/locks';
+import { logTime } from '../../support/fixtures';
+import { budgetOf, budgetedProject, crossingsAfter } from './support';
+
+/*
+ * Crossings exactly once under concurrent writes (docs/finance-rules.md R28.5): writes to a budgeted
+ * project evaluate its thresholds one at a time, under the project's budget lock, each after its own
+ * change (src/finance/read-model/budget-watch.ts). On PostgreSQL, from two instances of the service
+ * (this test's app and a second process, each with its own pool); on PGlite from one. Dev costs
+ * 100.00 an hour.
+ */
+let h: Harness;
+let second: RunningService | undefined;
+let other: Api;
+beforeAll(async () => {
+  h = await startHarness();
+  const backend = backendFromEnv();
+  if (backend.kind !== 'postgres') return;
+  second = await startService({ DATABASE_URL: backend.url, LOG_LEVEL: 'warn' });
+  other = new Api(second.baseUrl, h.api.token);
+});
+afterAll(async () => {
+  if (second) await kill(second);
+  await h.close();
+});
+
+const hour = { seconds: 3600, logged_at: '2026-06-10T10:00:00Z' };
+
+it('records each threshold once when many logs land at once', async () => {
+  const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50, 100] });
+  await Promise.all(Array.from({ length: 20 }, () => logTime(h.api, task.id, ann.id, hour)));
+  const crossings = await crossingsAfter(h.api, project.id);
+  expect(crossings.map((c) => c.percent).sort((a, b) => a - b)).toEqual([50, 100]);
+  expect((await budgetOf(h.api, project.id)).money).toEqual({ budget: 1000, spent: 2000, remaining: -1000, percent_used: 200 });
+});
+
+describeOnPostgres('one process opens PGlite, so there is no second instance')('two instances writing at once', () => {
+  it('record the crossing two logs make together, once, whichever evaluates second', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    await logTime(h.api, task.id, ann.id, { seconds: 4 * 3600, logged_at: '2026-06-10T10:00:00Z' }); // 400
+    // The test holds the project's budget lock: both logs, one through each instance, wait for it. Alone
+    // each makes 460; together 520, past 50 %. Evaluated side by side, each would see 460 and miss it.
+    const held = await holdLocks(h.db, (trx) =>
+      trx.raw('select 1 from budget_watches where team_id = ? and project_id = ? for update', [h.teamId, project.id]),
+    );
+    const log = { seconds: 2160, logged_at: '2026-06-10T12:00:00Z' }; // 0.6 h: 60.00
+    const writes = [logTime(h.api, task.id, ann.id, log), logTime(other, task.id, ann.id, log)];
+    try {
+      await untilWaiting(h.db, [held.pid], 2);
+    } finally {
+      await held.trx.commit();
+    }
+    await Promise.all(writes);
+    expect(await crossingsAfter(h.api, project.id)).toEqual([
+      { project_id: project.id, kind: 'money', percent: 50, budget: 1000, spent: 520, period: { kind: 'total', from: null, to: null } },
+    ]);
+  }, 60_000);
+
+  it('record each threshold once under a burst split between them, with deletes re-arming', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50, 100] });
+    const logs = await Promise.all(Array.from({ length: 16 }, (_, i) => logTime(i % 2 ? other : h.api, task.id, ann.id, hour)));
+    expect((await crossingsAfter(h.api, project.id)).map((c) => c.percent).sort((a, b) => a - b)).toEqual([50, 100]); // 1600
+    // Ten deleted at once through both: 600, below 100 % (re-armed), still past 50 %.
+    await Promise.all(logs.slice(0, 10).map((l, i) => (i % 2 ? other : h.api).delete(`/api/time-logs/${l.id}`).expect(200)));
+    expect((await budgetOf(other, project.id)).alerts.map((a: { crossed: boolean }) => a.crossed)).toEqual([true, false]);
+    // Five more at once: 1100, past 100 % a second time, once.
+    await Promise.all(Array.from({ length: 5 }, (_, i) => logTime(i % 2 ? other : h.api, task.id, ann.id, hour)));
+    const crossings = await crossingsAfter(h.api, project.id);
+    expect(crossings.map((c) => c.percent).sort((a, b) => a - b)).toEqual([50, 100, 100]);
+    expect(crossings[2]).toMatchObject({ percent: 100, budget: 1000 });
+  }, 60_000);
+
+  it('never deadlock when logs are added and deleted at once on one task and member', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50, 100] });
+    const logs = await Promise.all(Array.from({ length: 8 }, () => logTime(h.api, task.id, ann.id, hour))); // 800
+    // Adds and deletes of the same running totals, through both instances, all at once: 800 - 6 + 4 = 600.
+    const deletes = logs.slice(0, 6).map((l, i) => (i % 2 ? other : h.api).delete(`/api/time-logs/${l.id}`).expect(200));
+    const adds = Array.from({ length: 4 }, (_, i) => logTime(i % 2 ? h.api : other, task.id, ann.id, hour));
+    await Promise.all([...deletes, ...adds]);
+    const status = await budgetOf(h.api, project.id);
+    expect(status.money).toEqual({ budget: 1000, spent: 600, remaining: 400, percent_used: 60 });
+    expect(status.alerts.map((a: { crossed: boolean }) => a.crossed)).toEqual([true, false]);
+    // How many crossings depends on the order the writes evaluated in (all deletes first re-arms 50 %, and
+    // the adds cross it again); each one recorded a spent that reaches its threshold, and a last one
+    // of 50 % exists since it ends crossed.
+    const crossings = await crossingsAfter(h.api, project.id);
+    expect(crossings.filter((c) => c.percent === 50).length).toBeGreaterThanOrEqual(1);
+    for (const c of crossings) expect(c.spent * 100).toBeGreaterThanOrEqual(c.budget * c.percent);
+  }, 60_000);
+});
