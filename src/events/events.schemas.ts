@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MAX_PAGE, pageLimit } from '../http/paging';
 import { id, timestamp } from '../openapi/common';
 import { EVENT_TYPES } from './event-types';
 
@@ -9,13 +10,7 @@ export const eventsQuery = z
       .regex(/^\d{1,15}$/, 'must be a non-negative integer (the seq of the last event read)')
       .optional()
       .describe('Only events with a greater seq: the next_after of the previous page (default 0)'),
-    limit: z
-      .string()
-      .regex(/^\d{1,4}$/, 'must be an integer from 1 to 1000')
-      .transform(Number)
-      .refine((n) => n >= 1 && n <= 1000, 'must be an integer from 1 to 1000')
-      .optional()
-      .describe('Events per page, 1 to 1000 (default 100)'),
+    limit: pageLimit.transform(Number).optional().describe(`Events per page, 1 to ${MAX_PAGE} (default 100)`),
     type: z.enum(EVENT_TYPES).optional().describe('Only events of this type'),
   })
   .strict();

@@ -38,15 +38,16 @@ export const FIRST_PAGE: PageRequest = { limit: MAX_PAGE, after: null };
 
 const LIMIT = /^[0-9]{1,4}$/;
 
+/** A page's `limit` as a query parameter: a whole number from 1 to MAX_PAGE, as text (every list's, and the event feed's). */
+export const pageLimit = z
+  .string()
+  .regex(LIMIT, `must be a whole number from 1 to ${MAX_PAGE}`)
+  .refine((text) => Number(text) >= 1 && Number(text) <= MAX_PAGE, `must be a whole number from 1 to ${MAX_PAGE}`);
+
 /** The query of a list route: `limit` and `after`, nothing else (an unknown parameter is a 400). */
 export const pageQuery = z
   .object({
-    limit: z
-      .string()
-      .regex(LIMIT, `must be a whole number from 1 to ${MAX_PAGE}`)
-      .refine((text) => Number(text) >= 1 && Number(text) <= MAX_PAGE, `must be a whole number from 1 to ${MAX_PAGE}`)
-      .optional()
-      .describe(`The most rows in the page, 1 to ${MAX_PAGE} (default ${MAX_PAGE})`),
+    limit: pageLimit.optional().describe(`The most rows in the page, 1 to ${MAX_PAGE} (default ${MAX_PAGE})`),
     after: z
       .string()
       .max(4096, 'is not a cursor of this list')

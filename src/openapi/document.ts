@@ -31,7 +31,7 @@ import { createTeamMemberBody, teamMemberResponse, updateTeamMemberBody } from '
 import { createTimeLogBody, timeLogResponse } from '../time-logs/time-logs.schemas';
 import { pageQuery } from '../http/paging';
 import { eventsQuery, eventsResponse } from '../events/events.schemas';
-import { createWebhookBody, createdWebhookResponse, deliveriesQuery, deliveryAttemptResponse, webhookResponse } from '../webhooks/webhooks.schemas';
+import { createWebhookBody, createdWebhookResponse, deliveryAttemptResponse, webhookResponse } from '../webhooks/webhooks.schemas';
 import { errorEnvelope, success } from './common';
 
 /*
@@ -282,9 +282,9 @@ const OPERATIONS: Operation[] = [
 
   { method: 'get', path: '/api/events', tag: 'Events', role: 'viewer', summary: 'The team\'s event feed in seq order: every change of a finance input (docs/webhooks.md)', query: eventsQuery, ok: { status: 200, schema: eventsResponse }, errors: [400, 401, 403] },
   { method: 'post', path: '/api/webhooks', tag: 'Events', role: 'admin', summary: 'Register a webhook: every event of the given types is POSTed to its URL, signed (docs/webhooks.md); the secret is returned this once', body: createWebhookBody, example: { url: 'https://hooks.example.com/finance', event_types: ['time_log.created', 'task.fixed_cost.changed'], description: 'ERP sync' }, ok: { status: 201, schema: createdWebhookResponse }, errors: write },
-  { method: 'get', path: '/api/webhooks', tag: 'Events', role: 'admin', summary: 'List the team\'s webhooks (without secrets)', ok: { status: 200, schema: z.array(webhookResponse) }, errors: [401, 403] },
+  { method: 'get', path: '/api/webhooks', tag: 'Events', role: 'admin', summary: 'List the team\'s webhooks (without secrets), oldest first', ok: { status: 200, schema: z.array(webhookResponse) }, errors: [400, 401, 403], paged: true },
   { method: 'delete', path: '/api/webhooks/{id}', tag: 'Events', role: 'admin', summary: 'Delete a webhook: nothing more is delivered to it', ok: { status: 200, schema: webhookResponse }, errors: read },
-  { method: 'get', path: '/api/webhooks/{id}/deliveries', tag: 'Events', role: 'admin', summary: 'The webhook\'s delivery attempts, newest first: event, status code or error, duration, next attempt', query: deliveriesQuery, ok: { status: 200, schema: z.array(deliveryAttemptResponse) }, errors: read },
+  { method: 'get', path: '/api/webhooks/{id}/deliveries', tag: 'Events', role: 'admin', summary: 'The webhook\'s delivery attempts, newest first: event, status code or error, duration, next attempt', ok: { status: 200, schema: z.array(deliveryAttemptResponse) }, errors: read, paged: true },
 ];
 
 const jsonSchema = (schema: z.ZodType, io: 'input' | 'output') => {

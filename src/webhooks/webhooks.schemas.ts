@@ -46,15 +46,3 @@ export const deliveryAttemptResponse = z.object({
   next_attempt_at: timestamp().nullable().describe('When the event is tried again (null: delivered, or given up)'),
   outcome: z.enum(['delivered', 'retrying', 'failed']),
 });
-
-export const deliveriesQuery = z
-  .object({
-    limit: z
-      .string()
-      .regex(/^\d{1,4}$/, 'must be an integer from 1 to 1000')
-      .transform(Number)
-      .refine((n) => n >= 1 && n <= 1000, 'must be an integer from 1 to 1000')
-      .optional()
-      .describe('Attempts to answer, newest first, 1 to 1000 (default 100)'),
-  })
-  .strict();

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Knex } from 'knex';
 import type { z } from 'zod';
 import { fieldError, notFound } from '../http/errors';
+import type { PageRequest } from '../http/paging';
 import { checkPublicHost } from './address-guard';
 import * as repo from './webhooks.repository';
 import type { createWebhookBody } from './webhooks.schemas';
@@ -26,7 +27,7 @@ export async function createWebhook(db: Knex, teamId: string, body: z.infer<type
   return { ...row, secret };
 }
 
-export const listWebhooks = (db: Knex, teamId: string) => repo.listWebhooks(db, teamId);
+export const listWebhooks = (db: Knex, teamId: string, page: PageRequest) => repo.listWebhooks(db, teamId, page);
 
 export async function deleteWebhook(db: Knex, teamId: string, id: string) {
   const row = await repo.deleteWebhook(db, teamId, id);
@@ -34,7 +35,7 @@ export async function deleteWebhook(db: Knex, teamId: string, id: string) {
   return row;
 }
 
-export async function listDeliveries(db: Knex, teamId: string, id: string, limit = 100) {
+export async function listDeliveries(db: Knex, teamId: string, id: string, page: PageRequest) {
   if (!(await repo.findWebhook(db, teamId, id))) throw notFound('NOT_FOUND', 'Webhook');
-  return repo.listAttempts(db, teamId, id, limit);
+  return repo.listAttempts(db, teamId, id, page);
 }

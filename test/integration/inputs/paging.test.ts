@@ -324,6 +324,8 @@ describe('the OpenAPI document', () => {
       '/api/projects/{id}/members',
       '/api/projects/{id}/rate-card/history',
       '/api/project-finance/task/{task_id}/fixed-cost/history',
+      '/api/webhooks',
+      '/api/webhooks/{id}/deliveries',
     ];
     for (const path of lists) {
       const op = doc.paths[path]?.get;
