@@ -1,5 +1,5 @@
-import type request from 'supertest';
 import ExcelJS from 'exceljs';
+import { binary, parseCsv } from '../../support/files';
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 
@@ -42,42 +42,6 @@ const FIGURES = [
 ];
 /** A figure cell of a CSV row as the list answers it: a number, or a flag's yes / no as a boolean. */
 const cellValue = (text: string) => (text === 'yes' ? true : text === 'no' ? false : Number(text));
-
-/** A minimal RFC 4180 reader, enough to check what the export wrote. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = [];
-  let row: string[] = [];
-  let field = '';
-  let quoted = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i];
-    if (quoted && c === '"' && text[i + 1] === '"') {
-      field += '"';
-      i++;
-    } else if (c === '"') {
-      quoted = !quoted;
-    } else if (!quoted && c === ',') {
-      row.push(field);
-      field = '';
-    } else if (!quoted && c === '\r' && text[i + 1] === '\n') {
-      row.push(field);
-      rows.push(row);
-      row = [];
-      field = '';
-      i++;
-    } else {
-      field += c;
-    }
-  }
-  return rows;
-}
-
-/** Reads a response body whole, as bytes (an XLSX file). */
-function binary(response: request.Response, callback: (err: Error | null, body: Buffer) => void) {
-  const chunks: Buffer[] = [];
-  response.on('data', (chunk: Buffer) => chunks.push(chunk));
-  response.on('end', () => callback(null, Buffer.concat(chunks)));
-}
 
 /** The list rows of every level, by task id, as the API computes them under the filter. */
 async function listRows(filter = 'all'): Promise<{ rows: Map<string, Record<string, number>>; totals: Record<string, number> }> {
