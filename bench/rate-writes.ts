@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { execSync } from 'node:child_process';
 import type { DatabaseTarget } from '../src/db/knex';
 import { BENCH_TOKEN, SIZES, Size, projectId } from './dataset';
@@ -15,7 +14,8 @@ import { commandOption, datasetLine, freePort, log, machine, prepare, serverUrl,
  * list read just before the write. Then the same on a service started with LIST_CACHE_MB=0, where the
  * list read before the write is rendered too (what "uncached" costs without a write). `--from` dates
  * the writes (default: today, the routes' own default); a back-dated write reprices logged days.
- * The database is its own (`--database`), prepared by bench/support.ts like the others.
+ * The database is its own (`--database`), prepared by bench/support.ts like the others; the service is
+ * served from dist/ (`npm run build` first).
  */
 
 const args = process.argv.slice(2);
@@ -131,7 +131,6 @@ async function main() {
   const present = await prepare(target, size);
   log(datasetLine(size, present));
   if (args.includes('--prepare-only')) return;
-  execSync('npm run --silent build', { stdio: 'inherit', cwd: path.resolve('.') });
   log(`${rounds} rounds per write, one request at a time, writes dated ${from || 'today (the default)'}; ms p50 / p99 (range)`);
   const rows = [
     `| Write | budget alerts | list cache | write | list before it | list right after it | list again (cache) |`,
