@@ -4,7 +4,7 @@ import { BENCH_TOKEN, SIZES, Size, projectId } from './dataset';
 import { commandOption, datasetLine, freePort, log, machine, prepare, serverUrl, startService, waitReady } from './support';
 
 /*
- * npm run bench:rates -- [--size full|small] [--database pfs_rates] [--rounds 10] [--from YYYY-MM-DD] [--prepare-only]
+ * npm run bench:rates -- [--size full|small] [--database pfs_rates] [--rounds 10] [--from YYYY-MM-DD] [--budgets none,watched] [--prepare-only]
  *
  * Issue 37's rate writes on the large project (10,000 tasks on the full dataset), on PostgreSQL: a
  * member's own rates (PUT /api/projects/:id/members/:team_member_id/rates) and a rate-card change
@@ -24,6 +24,8 @@ const size: Size = SIZES[option('size', 'full') as Size['name']];
 if (!size) throw new Error('--size must be small or full');
 const rounds = Number(option('rounds', '6'));
 const from = option('from', '');
+const budgets = option('budgets', 'none,watched').split(',') as ('none' | 'watched')[];
+if (budgets.some((b) => b !== 'none' && b !== 'watched')) throw new Error('--budgets takes none, watched');
 
 type Json = { body?: unknown };
 
@@ -91,11 +93,11 @@ async function phase(target: DatabaseTarget, label: string, settings: Record<str
     ];
     await timed(port, 'GET', list);
     // Every project of the dataset has a money budget, and so (migration 023's default alerts 80 and
-    // 100) a budget watched at the commit of every write (budget-watch.ts): the writes are measured as
-    // the dataset has them, then with the large project's alerts emptied (no budget watched: what
-    // issue 37's rates alone cost), which are put back after.
+    // 100) a budget watched at the commit of every write (budget-watch.ts): the writes are measured with the
+    // large project's alerts emptied (no budget watched: what issue 37's rates alone cost; put back
+    // after), and as the dataset has them (`--budgets`).
     const alerts = ((await timed(port, 'GET', `/api/projects/${large}`)).body as { budget_alerts: number[] }).budget_alerts;
-    for (const budget of ['watched', 'none'] as const) {
+    for (const budget of budgets) {
       if (budget === 'none') await timed(port, 'PATCH', `/api/projects/${large}`, { budget_alerts: [] });
       for (const write of writes) {
         // One write first, not counted: the project's first bill rate changes how it prices every task
