@@ -4,7 +4,7 @@ import { BENCH_TOKEN, SIZES, Size, projectId } from './dataset';
 import { commandOption, datasetLine, freePort, log, machine, prepare, serverUrl, startService, waitReady } from './support';
 
 /*
- * npm run bench:rates -- [--size full|small] [--database pfs_rates] [--rounds 10] [--from YYYY-MM-DD] [--budgets none,watched] [--prepare-only]
+ * npm run bench:rates -- [--size full|small] [--database pfs_rates] [--rounds 6] [--from YYYY-MM-DD] [--budgets none,watched] [--prepare-only]
  *
  * Issue 37's rate writes on the large project (10,000 tasks on the full dataset), on PostgreSQL: a
  * member's own rates (PUT /api/projects/:id/members/:team_member_id/rates) and a rate-card change
