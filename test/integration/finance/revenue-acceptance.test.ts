@@ -4,7 +4,7 @@ import { addToProject, createJobRole, createMember, createProject, createTask, l
 import { binary, parseCsv } from '../../support/files';
 
 /*
- * Acceptance cases of CONTRACT section 8, as an outside checker writes them: through HTTP only, every
+ * Acceptance cases of docs/finance-rules.md R20-R27 (revenue, cost and margin), as an outside checker writes them: through HTTP only, every
  * expected figure computed by hand in the comments, every field list of rule 7 checked exactly.
  *
  * The main project (`rated()`), USD, rates per hour, card from the beginning:
