@@ -1,11 +1,9 @@
 import { ChildProcess, execSync } from 'node:child_process';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { createDb, DatabaseTarget, Db } from '../../src/db/knex';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createTeamWithAdmin } from '../../src/teams/teams.service';
 import { commandOption, freePort, startService } from '../../bench/support';
+import { scratchDatabase } from './scratch-database';
 
 /*
  * npm run crash-test [-- --backend postgres|pglite|both] [--rounds 3]
@@ -23,7 +21,6 @@ import { commandOption, freePort, startService } from '../../bench/support';
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => commandOption(args, name, fallback);
 const rounds = Number(option('rounds', '3'));
-const serverUrl = process.env.CRASH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const fixedPort = Number(option('port', '0'));
 let PORT = 0;
 let base = '';
@@ -174,24 +171,7 @@ async function verifyFigures(fixture: Fixture): Promise<string[]> {
 }
 
 async function runBackend(kind: 'postgres' | 'pglite'): Promise<boolean> {
-  let target: DatabaseTarget;
-  let cleanup: () => Promise<void>;
-  if (kind === 'postgres') {
-    const name = `pfs_crash_${Date.now()}`;
-    const admin = createDb({ kind: 'postgres', url: serverUrl, poolMax: 1 });
-    await admin.raw(`create database ${name}`);
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
-    target = { kind: 'postgres', url: url.toString() };
-    cleanup = async () => {
-      await admin.raw(`drop database if exists ${name} with (force)`);
-      await admin.destroy();
-    };
-  } else {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pfs-crash-'));
-    target = { kind: 'pglite', dataDir: path.join(root, 'data') };
-    cleanup = async () => fs.rmSync(root, { recursive: true, force: true });
-  }
+  const { target, cleanup } = await scratchDatabase(kind, 'pfs_crash');
   const acked: Acknowledged = { logs: new Set(), roles: new Set(), fixedCosts: 0 };
   let ok = true;
   try {

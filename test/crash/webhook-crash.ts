@@ -1,14 +1,12 @@
 import { ChildProcess, execSync } from 'node:child_process';
-import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
-import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { createDb, DatabaseTarget } from '../../src/db/knex';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createTeamWithAdmin } from '../../src/teams/teams.service';
 import { commandOption, freePort, startService } from '../../bench/support';
+import { scratchDatabase } from './scratch-database';
 
 /*
  * npm run crash-test:webhooks [-- --backend postgres|pglite|both] [--rounds 3]
@@ -24,7 +22,6 @@ import { commandOption, freePort, startService } from '../../bench/support';
 const args = process.argv.slice(2);
 const option = (name: string, fallback: string) => commandOption(args, name, fallback);
 const rounds = Number(option('rounds', '3'));
-const serverUrl = process.env.CRASH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 type Receiver = { url: string; ids: Map<string, number>; bad: number; close(): Promise<void> };
 
@@ -85,24 +82,7 @@ async function api(token: string, method: string, url: string, body?: unknown) {
 const exited = (child: ChildProcess) => new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve(undefined) : child.once('exit', resolve)));
 
 async function runBackend(kind: 'postgres' | 'pglite'): Promise<string[]> {
-  let target: DatabaseTarget;
-  let cleanup: () => Promise<void>;
-  if (kind === 'postgres') {
-    const name = `pfs_webhook_crash_${Date.now()}`;
-    const admin = createDb({ kind: 'postgres', url: serverUrl, poolMax: 1 });
-    await admin.raw(`create database ${name}`);
-    const url = new URL(serverUrl);
-    url.pathname = `/${name}`;
-    target = { kind: 'postgres', url: url.toString() };
-    cleanup = async () => {
-      await admin.raw(`drop database if exists ${name} with (force)`);
-      await admin.destroy();
-    };
-  } else {
-    const root = fs.mkdtempSync(path.join(os.tmpdir(), 'pfs-webhook-crash-'));
-    target = { kind: 'pglite', dataDir: path.join(root, 'data') };
-    cleanup = async () => fs.rmSync(root, { recursive: true, force: true });
-  }
+  const { target, cleanup } = await scratchDatabase(kind, 'pfs_webhook_crash');
   let secret: string | undefined;
   const receiver = await startReceiver(() => secret);
   const acked = new Set<string>();
