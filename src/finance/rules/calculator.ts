@@ -1,6 +1,7 @@
 import { groupBy, groupByInTurns } from '../../group-by';
 import { TURN_MS, turns } from '../../turns';
 import { FigureKey, SUMMARY_FIGURES, SummaryFigureKey } from './figures';
+import type { RateSource } from './rate-resolution';
 import { Decimal, ZERO, amountOfMinorUnits, costInMinorUnits, hoursOfHundredths, hundredthsOfHour, splitHundredths, sum } from './money';
 
 /*
@@ -22,8 +23,8 @@ export const CALCULATOR_VERSION = 5;
 
 export const UNASSIGNED_ROLE = 'Unassigned';
 
-/** Where a member's rate on a day comes from (docs/finance-rules.md R22): its own entry, its role's, or none (0). */
-export type RateSource = 'member' | 'role' | 'none';
+/** Where a member's rate on a day comes from (docs/finance-rules.md R22), as the explanation says it too. */
+export type { RateSource } from './rate-resolution';
 
 /**
  * A member's logged seconds on a task on the days one (role, cost rate, bill rate) was in force

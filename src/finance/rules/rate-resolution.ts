@@ -13,6 +13,7 @@ export type DatedRole = { job_role_id: string | null; effective_from: string };
 
 export type RateKind = 'hourly_rate' | 'bill_rate';
 
+/** Where a member's rate on a day comes from: its own entry, its role's, or none (0). */
 export type RateSource = 'member' | 'role' | 'none';
 
 /** A resolved rate: its amount ('0' for none), where it came from, and the day of the entry that decided (null for none). */
