@@ -15,6 +15,7 @@ import * as events from './20261127_020_events';
 import * as revenueRates from './20261128_022_revenue_rates';
 import * as budgets from './20261128_023_budgets';
 import * as revenueFigures from './20261128_024_revenue_figures';
+import * as budgetSettles from './20261128_025_budget_settles';
 
 type Migration = { up(knex: Knex): Promise<void>; down(knex: Knex): Promise<void> };
 
@@ -39,6 +40,7 @@ const migrations: ReadonlyArray<readonly [string, Migration]> = [
   ['20261128_022_revenue_rates', revenueRates],
   ['20261128_023_budgets', budgets],
   ['20261128_024_revenue_figures', revenueFigures],
+  ['20261128_025_budget_settles', budgetSettles],
 ];
 
 export const migrationSource: Knex.MigrationSource<string> = {

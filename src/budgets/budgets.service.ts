@@ -2,7 +2,7 @@ import type { Knex } from 'knex';
 import { nowIso } from '../clock';
 import { getProject } from '../projects/projects.service';
 import { BUDGET_KINDS, percentUsedOf, remainingOf } from '../finance/rules/budget';
-import { Crossing, budgetOf, crossingsIn, currentPeriod, hasBudget, monthPeriod, settleOnRead, spentIn } from '../finance/read-model/budget-watch';
+import { Crossing, budgetOf, crossingsIn, currentPeriod, hasBudget, monthPeriod, settleBudget, spentIn } from '../finance/read-model/budget-watch';
 
 /**
  * GET /api/projects/:id/budget (docs/api.md "Budgets"; docs/finance-rules.md R28): what the
@@ -18,7 +18,7 @@ export async function getBudget(db: Knex, teamId: string, projectId: string, mon
   let project = found;
   let spent;
   let crossings: Crossing[];
-  const settled = period.key === current.key && hasBudget(found) ? await settleOnRead(db, teamId, projectId, now) : undefined;
+  const settled = period.key === current.key && hasBudget(found) ? await settleBudget(db, teamId, projectId, { read: true }) : undefined;
   if (settled && settled.period.key === period.key) {
     ({ spent, crossings } = settled);
     project = { ...found, ...settled.project };

@@ -22,6 +22,7 @@ import { StoredBreakdownRow, storeBreakdownParts, storedBreakdown } from './read
 import { ListedFigures } from './read-model/columns';
 import { ListSummaryRow, ListedProject, ListedRow, NONE_GROUP, listSummary, treeRows } from './read-model/list.sql';
 import type { ProjectTasksQuery } from './http/finance.schemas';
+import { writeTransaction } from '../finance/read-model/budget-watch';
 
 /** A task's summary from its stored row: figures as PostgreSQL summed them, written as exact literals. */
 function storedSummary(row: StoredBreakdownRow) {
@@ -120,7 +121,7 @@ export function matchesIfMatch(header: string | undefined, version: number): boo
 export const etagOf = (version: number) => `"${version}"`;
 
 export async function updateFixedCost(db: Knex, actor: Actor, taskId: string, fixedCost: number, ifMatch: string | undefined) {
-  return db.transaction(async (trx) => {
+  return writeTransaction(db, async (trx) => {
     const { task } = await lockTaskForWrite(trx, actor.teamId, taskId, true);
     checkAmountDecimals('fixed_cost', fixedCost, task.currency);
     if (!matchesIfMatch(ifMatch, task.finance_version)) {

@@ -11,6 +11,7 @@ import * as repo from './member-rates.repository';
 import type { ProjectRow } from './projects.repository';
 import { getProject, lockProjectForWrite } from './projects.service';
 import type { MemberRatesBody } from './member-rates.schemas';
+import { writeTransaction } from '../finance/read-model/budget-watch';
 
 /*
  * A project member's own rates (docs/finance-rules.md R22, R26): written as dated entries like the
@@ -49,7 +50,7 @@ async function presentHistory(db: Knex, teamId: string, project: ProjectRow, mem
  */
 export async function setMemberRates(db: Knex, actor: Actor, projectId: string, memberId: string, body: MemberRatesBody) {
   const teamId = actor.teamId;
-  return db.transaction(async (trx) => {
+  return writeTransaction(db, async (trx) => {
     // Its logs from that day on and its share of its tasks' estimates may cost and earn otherwise.
     const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId, from: body.effective_from ?? null });
     await checkProjectMember(trx, teamId, projectId, memberId);

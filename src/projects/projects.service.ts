@@ -14,7 +14,7 @@ import { memberRoleEvent, projectChangedEvent, rateCardEvent } from '../events/e
 import { recordEvent } from '../events/events.repository';
 import * as repo from './projects.repository';
 import { Invalidation, lockProject, recordMemberChange, recordRateChange, stampNewProject } from '../finance/read-model/freshness';
-import { hasBudget, watchBudgets } from '../finance/read-model/budget-watch';
+import { hasBudget, markBudget, writeTransaction } from '../finance/read-model/budget-watch';
 import { RateCardBody, createProjectBody, projectMemberBody, updateProjectBody } from './projects.schemas';
 
 const DEFAULT_CURRENCY = 'USD';
@@ -109,7 +109,7 @@ export async function createProject(db: Knex, teamId: string, body: z.infer<type
   if (body.budget != null) checkAmountDecimals('budget', body.budget, currency);
   const timeZone = body.time_zone ?? DEFAULT_TIME_ZONE;
   await checkTimeZone(db, timeZone);
-  const project = await db.transaction(async (trx) => {
+  const project = await writeTransaction(db, async (trx) => {
     const row = await repo
       .insertProject(trx, teamId, {
         name: body.name,
@@ -137,7 +137,7 @@ function changesRateUnit(project: repo.ProjectRow, body: z.infer<typeof updatePr
 }
 
 export async function updateProject(db: Knex, teamId: string, id: string, body: z.infer<typeof updateProjectBody>) {
-  return db.transaction(async (trx) => {
+  return writeTransaction(db, async (trx) => {
     // A new currency changes every rounded cost; a new time zone every log's day and "today"; a new rate
     // unit or day length how every member entry shows its rates (there are no rates to re-price).
     const everyTask = body.currency !== undefined || body.time_zone !== undefined || body.rate_unit !== undefined || body.hours_per_day !== undefined;
@@ -165,7 +165,7 @@ export async function updateProject(db: Knex, teamId: string, id: string, body: 
       })
       .catch(duplicateName(body.name ?? project.name));
     // A budget or alert change is a write like any other: a threshold spent already reaches counts as crossed.
-    if (hasBudget(project) || hasBudget(updated)) await watchBudgets(trx, teamId, id);
+    if (hasBudget(project) || hasBudget(updated)) await markBudget(trx, teamId, id);
     if (body.time_zone !== undefined && body.time_zone !== project.time_zone) await repo.rebuildDayTotals(trx, teamId, id);
     await recordEvent(trx, teamId, 'project.changed', projectChangedEvent(project, updated));
     return presentProject(updated);
@@ -265,7 +265,7 @@ export async function applyRateCard(
 }
 
 export async function replaceRateCard(db: Knex, actor: Actor, projectId: string, body: RateCardBody) {
-  return db.transaction(async (trx) => {
+  return writeTransaction(db, async (trx) => {
     const project = await lockProjectForWrite(trx, actor.teamId, projectId, { kind: 'rates' });
     const { effectiveFrom, changedRoles: roles, written } = await applyRateCard(trx, actor, project, body);
     await recordRateChange(trx, actor.teamId, projectId, roles, effectiveFrom);
@@ -281,7 +281,7 @@ export async function listProjectMembers(db: Knex, teamId: string, projectId: st
 
 export async function setProjectMember(db: Knex, actor: Actor, projectId: string, memberId: string, body: z.infer<typeof projectMemberBody>) {
   const teamId = actor.teamId;
-  return db.transaction(async (trx) => {
+  return writeTransaction(db, async (trx) => {
     // The member's role and rate in the project change from the entry's day on (today by default).
     const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId, from: body.effective_from ?? null });
     if (!(await findTeamMember(trx, teamId, memberId))) throw notFound('TEAM_MEMBER_NOT_FOUND', 'Team member');
@@ -300,7 +300,7 @@ export async function setProjectMember(db: Knex, actor: Actor, projectId: string
 }
 
 export async function removeProjectMember(db: Knex, teamId: string, projectId: string, memberId: string) {
-  return db.transaction(async (trx) => {
+  return writeTransaction(db, async (trx) => {
     // The project's lock serialises this with assignee changes, so no task gains the member meanwhile;
     // the tasks it logged time on lose its role and rate, on every day.
     const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'member', memberId, from: '-infinity' });

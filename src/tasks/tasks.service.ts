@@ -9,6 +9,7 @@ import { lockProjectForWrite } from '../projects/projects.service';
 import { lockProjectOfTask } from '../finance/read-model/freshness';
 import * as repo from './tasks.repository';
 import type { CreateTaskBody, UpdateTaskBody } from './tasks.schemas';
+import { writeTransaction } from '../finance/read-model/budget-watch';
 
 export function presentTask(row: repo.TaskRow, assigneeIds: string[]) {
   return {
@@ -101,7 +102,7 @@ export async function recordFixedCost(trx: Knex, actor: Actor, task: repo.TaskRo
 
 export async function createTask(db: Knex, actor: Actor, projectId: string, body: CreateTaskBody) {
   const teamId = actor.teamId;
-  return db.transaction(async (trx) => {
+  return writeTransaction(db, async (trx) => {
     // The project's lock bumps its revision; the insert marks the new task (the database does, for any
     // insert: migration 009's trigger), so the next refresh computes it with its ancestors' roll-ups.
     const project = await lockProjectForWrite(trx, teamId, projectId, { kind: 'none' });
@@ -128,7 +129,7 @@ export async function createTask(db: Knex, actor: Actor, projectId: string, body
 
 export async function updateTask(db: Knex, actor: Actor, id: string, body: UpdateTaskBody) {
   const teamId = actor.teamId;
-  return db.transaction(async (trx) => {
+  return writeTransaction(db, async (trx) => {
     const { task } = await lockTaskForWrite(trx, teamId, id);
     const before = presentTask(task, await repo.assigneeIds(trx, teamId, id));
     if (body.fixed_cost !== undefined) checkAmountDecimals('fixed_cost', body.fixed_cost, task.currency);
@@ -163,7 +164,7 @@ export async function updateTask(db: Knex, actor: Actor, id: string, body: Updat
 }
 
 export async function archiveTask(db: Knex, teamId: string, id: string) {
-  return db.transaction(async (trx) => {
+  return writeTransaction(db, async (trx) => {
     const { task } = await lockTaskForWrite(trx, teamId, id);
     const archived = await repo.archiveSubtree(trx, teamId, id);
     await recordEvent(trx, teamId, 'task.changed', taskArchivedEvent(task, archived));

@@ -5,6 +5,7 @@ import { conflict, notFound } from '../http/errors';
 import { lockTeamProjects } from '../finance/read-model/freshness';
 import * as repo from './team-members.repository';
 import { createTeamMemberBody, updateTeamMemberBody } from './team-members.schemas';
+import { writeTransaction } from '../finance/read-model/budget-watch';
 
 function duplicateEmail(err: unknown): never {
   if (isUniqueViolation(err)) throw conflict('CONFLICT', 'A team member with this email already exists');
@@ -22,7 +23,7 @@ export async function getTeamMember(db: Knex, teamId: string, id: string) {
 }
 
 export async function updateTeamMember(db: Knex, teamId: string, id: string, body: z.infer<typeof updateTeamMemberBody>) {
-  return db.transaction(async (trx) => {
+  return writeTransaction(db, async (trx) => {
     const before = await getTeamMember(trx, teamId, id);
     // Names and avatars show in figures (and names order the estimate split): every project's lock
     // first, then the tasks the member takes part in are marked, so none gained meanwhile is missed.

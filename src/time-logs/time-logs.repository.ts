@@ -35,8 +35,8 @@ async function subtractFromMemberTotal(db: Knex, teamId: string, log: TimeLogRow
 
 /**
  * What logging time found: the task's project (none: no such task, or archived), whether that project
- * has a budget (then nothing was written unless `budgeted` was asked for), and the log written (none:
- * not a member of the team).
+ * has a budget (then the log's budget is pending, to settle), and the log written (none: not a member
+ * of the team).
  */
 export type LoggedTime = { taskFound: boolean; projectId: string | undefined; budgeted: boolean; log: TimeLogRow | undefined };
 
@@ -55,21 +55,20 @@ const TIME_LOG_CREATED_DATA = `jsonb_build_object('time_log_id', log.id, 'projec
  * date under the revision read with that lock (finance/read-model/freshness.ts), inserts the log by a member of
  * the team, and adds its seconds to the running totals of its task and member, overall and on the
  * log's day in the project's time zone. The lock is taken before anything is written: every insert
- * reads the locked row. Nothing is written when the task or the member is not found, nor when the
- * project has a budget and `budgeted` is false: a budgeted project's log is written in a transaction
- * that evaluates its thresholds (time-logs.service.ts), so a project without one pays for nothing.
+ * reads the locked row. Nothing is written when the task or the member is not found. On a project
+ * with a budget the statement also marks the budget pending for the task (budget-watch.ts's
+ * markBudget), for the caller to settle once it has committed.
  */
 export async function logTime(
   db: Knex,
   teamId: string,
   log: { task_id: string; team_member_id: string; seconds: number; logged_at: string; note: string | null },
-  budgeted = false,
 ): Promise<LoggedTime> {
   const result = await preparedRaw<TimeLogRow & { task_found: boolean; project_id: string | null; budgeted: boolean }>(
     db,
     'log_time',
     `with found as (${projectOfTaskShared(['id', 'revision', 'time_zone', 'budget', 'hours_budget', 'budget_alerts'])}),
-     locked as (select id, revision, time_zone from found where cast(:budgeted as boolean) or not ${budgetedSql('found')}),
+     locked as (select id, revision, time_zone, ${budgetedSql('found')} as budgeted from found),
      member as (select id from team_members where team_id = :teamId and id = :memberId),
      marked as (${markLockedTask('locked, member')}),
      log as (
@@ -92,13 +91,17 @@ export async function logTime(
          set total_seconds = d.total_seconds + excluded.total_seconds, log_count = d.log_count + 1
        returning 1
      ),
+     pending as (
+       insert into budget_pending (team_id, project_id, task_ids)
+       select :teamId, locked.id, array[log.task_id] from log, locked where locked.budgeted
+       returning 1
+     ),
      ${eventCtes('log, locked', TIME_LOG_CREATED_DATA)}
      select exists (select 1 from found) as task_found, (select id from found) as project_id,
        coalesce((select ${budgetedSql('found')} from found), false) as budgeted, log.*
      from (select 1) one left join log on true`,
     {
       teamId,
-      budgeted,
       type: 'time_log.created',
       now: nowIso(),
       taskId: log.task_id,

@@ -10,28 +10,30 @@ import { computeOwnFigures } from './labor';
  * Budget thresholds crossed exactly once (docs/finance-rules.md R28.4, R28.5).
  *
  * A crossing is state, not a difference: budget_crossings holds, per project, kind, percentage and
- * period, the thresholds recorded as crossed. An evaluation (settleBudgets) computes spent now and
- * reconciles: a threshold spent reaches without a row is a crossing (a row and one
- * budget.threshold_crossed event, in the evaluating transaction); a row whose threshold spent no
- * longer reaches (or that is no longer asked for) is deleted, so the threshold re-arms. A new month
- * has no rows, so a monthly budget's thresholds re-arm by themselves.
+ * period, the thresholds recorded as crossed. A settle computes spent now and reconciles: a threshold
+ * spent reaches without a row is a crossing (a row and one budget.threshold_crossed event, in the
+ * settle's transaction); a row whose threshold spent no longer reaches (or that is no longer asked
+ * for) is deleted, so the threshold re-arms. A new month has no rows, so a monthly budget's
+ * thresholds re-arm by themselves.
  *
- * Exactly once: every write to a budgeted project takes the project's row (freshness.ts's lock
- * helpers, which call watchBudgets) and then the project's budget_watches row, for update, until
- * it commits; it evaluates when it commits, after its own changes, under that lock. Evaluations of a
- * project therefore run one at a time, and each runs in a statement snapshot taken after the lock was
- * granted (READ COMMITTED): it sees every write that evaluated before it, and its own. Of two writes
- * that together take spent past a threshold, the second to evaluate sees both; the first finds no row
- * and records it, the second finds the row. An evaluation compares spent with the rows, not with the
- * write's change, so nothing depends on which write caused what, and a change no write evaluated (a
- * new month, a rate stored by other means) is recorded by the next write's or budget read's evaluation.
+ * When: a write to a budgeted project inserts a pending row (markBudget: what it changed, a few tasks
+ * or the whole project) in its own transaction, and waits for nothing there. Right after it commits,
+ * before it answers, writeTransaction settles the project (a time log: time-logs.service.ts). A
+ * settle holds the project's budget lock (an advisory lock) and then its row shared, so settles of one
+ * project run one at a time and no write that changes more than a task's own inputs commits during
+ * one; it deletes the pending rows committed so far and evaluates once for all of them. A write whose
+ * rows an earlier settle took finds none and is done: writes landing together share one settle. A
+ * settle that fails, or a write whose instance died after committing, leaves its rows, which the
+ * background drain (drainer.ts), the next settle of the project, the budget read or the event feed's
+ * read settles. Exactly once: the crossing rows are read and written only under the budget lock.
  *
- * What it costs: an evaluation computes the whole project's spent (its tasks' own figures, by the
- * calculator) and keeps it in budget_watches as the basis, keyed by the period and the day. A write to
- * some tasks' own figures only (a time log, a fixed cost) reads those tasks' share of spent when it
- * takes the lock and again at commit, and adds the difference to the basis: a few tasks, not the
- * project. The first such write of a day (project zone), or any other write or a budget read, computes
- * the whole project again.
+ * What it costs: budget_shares holds each task's share of spent for the period and day of the
+ * basis (budget_watches), and spent is their sum. A settle of writes that name their tasks (a time
+ * log, a fixed cost) recomputes those tasks only (absolute shares, so a task settled twice is not
+ * counted twice) and adds the differences; any other write, or the first settle of a day (a rate that
+ * took effect at midnight), recomputes the whole project. On a project larger than budgetSettings.backgroundTasks
+ * a whole recomputation takes long enough to be left to the background drain rather than made
+ * before the write answers; the budget read and the event feed's read settle it first.
  *
  * Projects without an active budget (none set, zero, or no alert percentages) do nothing of this:
  * the lock helpers check the row they already hold (hasBudget), and the time log's statement checks
@@ -75,30 +77,38 @@ export function currentPeriod(project: { budget_period: string; time_zone: strin
 
 export type Spent = { money: Decimal; hours: Decimal };
 
+type Share = Spent;
+
 /**
- * What the project spent in the period (with `taskIds`, those tasks' share of it), computed by the
- * calculator from its inputs at the instant `now` (figures of non-archived tasks): for 'total' the unfiltered total_actual_cost (labor and fixed
- * costs) and logged_hours; for a month the actual labor cost and logged hours of the logs whose day
- * (project zone) lies in it, fixed costs left out.
+ * Each task's share of what the project spent in the period (every non-archived task in `scope`;
+ * archived ones and tasks of other projects are left out, their share being none), computed by the
+ * calculator from its inputs at the instant `now`: for 'total' the unfiltered total_actual_cost (labor
+ * and fixed costs) and logged_hours; for a month the actual labor cost and logged hours of the logs
+ * whose day (project zone) lies in it, fixed costs left out.
  */
-export async function spentIn(
-  db: Knex,
-  teamId: string,
-  project: { id: string; currency: string },
-  period: BudgetPeriod,
-  now: string,
-  taskIds?: readonly string[],
-): Promise<Spent> {
+async function sharesIn(db: Knex, teamId: string, project: { id: string; currency: string }, period: BudgetPeriod, now: string, scope: Scope) {
   const range: DayRange = period.kind === 'month' ? { from: period.from as string, to: period.to as string } : {};
-  const scope: Scope = taskIds ? { kind: 'tasks', projectId: project.id, taskIds } : { kind: 'project', projectId: project.id };
   const { finances } = await computeOwnFigures(db, teamId, project.currency, scope, now, range);
+  const shares = new Map<string, Share>();
+  for (const [taskId, { totals }] of finances) {
+    shares.set(taskId, { money: period.kind === 'month' ? totals.actualLaborCost : totals.totalActualCost, hours: totals.loggedHours });
+  }
+  return shares;
+}
+
+const sum = (shares: Iterable<Share>): Spent => {
   let money = ZERO;
   let hours = ZERO;
-  for (const { totals } of finances.values()) {
-    money = money.plus(period.kind === 'month' ? totals.actualLaborCost : totals.totalActualCost);
-    hours = hours.plus(totals.loggedHours);
+  for (const share of shares) {
+    money = money.plus(share.money);
+    hours = hours.plus(share.hours);
   }
   return { money, hours };
+};
+
+/** What the project spent in the period, computed whole (R28.2). */
+export async function spentIn(db: Knex, teamId: string, project: { id: string; currency: string }, period: BudgetPeriod, now: string): Promise<Spent> {
+  return sum((await sharesIn(db, teamId, project, period, now, { kind: 'project', projectId: project.id })).values());
 }
 
 export type Crossing = { kind: BudgetKind; percent: number; crossed_at: Date };
@@ -119,59 +129,89 @@ export async function crossingsIn(db: Knex, teamId: string, projectId: string, p
 }
 
 /**
- * What the last evaluation found spent in its period: the basis a write to some tasks adds their
- * change to. Keyed by the period and the day (project zone) it was computed on, so the first write
- * of each day computes the whole project again: what changed without a write (a rate stored by other
- * means, a midnight) is found by it.
+ * The key of the shares' basis: the period and the day (project zone) they were computed on, so the
+ * first settle of each day computes the whole project again: what changed without a write (a rate
+ * taking effect at midnight) is found by it.
  */
 const basisKey = (period: BudgetPeriod, project: { time_zone: string }, now: string) => `${period.key} ${dateIn(project.time_zone, new Date(now))}`;
 
-type Basis = { basis_key: string | null; spent_money: string | null; spent_hours: string | null };
+/**
+ * backgroundTasks: a project with more non-archived tasks than this is recomputed whole by the
+ * background drain, not before a write answers (tests make it small).
+ */
+export const budgetSettings = { backgroundTasks: 2000 };
+
+/** SQL and bindings of the project's budget lock: an advisory lock, apart from the refresh lock's keys (freshness.ts). */
+export const budgetLock = (teamId: string, projectId: string) =>
+  ['select pg_advisory_xact_lock(hashtext(?), hashtext(?))', [`budget ${teamId}`, projectId]] as const;
 
 /**
- * Takes the project's budget lock (its budget_watches row, for update, created on first use) in the
- * caller's transaction: after the project's row, per the lock order (docs/architecture.md). Returns
- * the basis the row holds.
+ * Brings the project's shares and spent up to what the pending writes changed (all of the project when
+ * one changed more than its tasks, or the basis is of another period or day) and returns spent.
+ * Undefined: the project has more than budgetSettings.backgroundTasks tasks to compute and `deferBig` was asked for.
  */
-async function lockWatch(trx: Knex, teamId: string, projectId: string): Promise<Basis> {
-  const lock = async (): Promise<Basis | undefined> =>
-    (await trx.raw('select basis_key, spent_money, spent_hours from budget_watches where team_id = ? and project_id = ? for update', [teamId, projectId]))
-      .rows[0];
-  const found = await lock();
-  if (found) return found;
-  await trx.raw('insert into budget_watches (team_id, project_id) values (?, ?) on conflict do nothing', [teamId, projectId]);
-  return (await lock()) as Basis;
-}
-
-/**
- * A write to some tasks' own figures (a time log, a fixed cost) on a project whose basis is of the
- * current period: those tasks' share of spent before the write, so that at commit spent is the basis
- * plus what their share became, not the whole project computed again.
- */
-type Increment = { basisKey: string; basis: Spent; taskIds: readonly string[]; before: Spent; project: BudgetProject };
-
-/** Spent in the period: the basis plus the written tasks' change (an Increment of this period), else the whole project computed. */
-async function spentNow(trx: Knex, teamId: string, project: BudgetProject, period: BudgetPeriod, now: string, increment?: Increment): Promise<Spent> {
-  if (!increment || increment.basisKey !== basisKey(period, project, now)) return spentIn(trx, teamId, project, period, now);
-  const after = await spentIn(trx, teamId, project, period, now, increment.taskIds);
-  return {
-    money: increment.basis.money.plus(after.money).minus(increment.before.money),
-    hours: increment.basis.hours.plus(after.hours).minus(increment.before.hours),
-  };
-}
-
-/**
- * Evaluates the project's thresholds at the instant `now` in the caller's transaction, which holds the
- * project's row and its budget lock (watchBudgets, or the budget read): records each crossing once
- * (a budget_crossings row and a budget.threshold_crossed event) and re-arms the thresholds spent fell
- * below. Returns the period, what was spent and the crossings now recorded in it.
- */
-export async function settleBudgets(trx: Knex, teamId: string, projectId: string, now: string, increment?: Increment) {
-  // A write to some tasks' own figures held the project's row shared since it read it: it is as read.
-  const project: BudgetProject | undefined =
-    increment?.project ?? (await trx('projects').where({ team_id: teamId, id: projectId }).first(PROJECT_BUDGET_COLUMNS));
-  if (!project) return undefined;
+async function bringSharesCurrent(trx: Knex, teamId: string, project: BudgetProject, now: string, pending: (string[] | null)[], deferBig: boolean) {
   const period = currentPeriod(project, now);
+  const key = basisKey(period, project, now);
+  const watch: { basis_key: string | null; spent_money: string | null; spent_hours: string | null } | undefined = await trx('budget_watches')
+    .where({ team_id: teamId, project_id: project.id })
+    .first('basis_key', 'spent_money', 'spent_hours');
+  const where = { team_id: teamId, project_id: project.id };
+  const whole = !watch || watch.basis_key !== key || watch.spent_money === null || watch.spent_hours === null || pending.some((ids) => ids === null);
+  let spent: Spent;
+  if (whole) {
+    if (deferBig) {
+      const tasks = await trx('tasks').where(where).whereNull('archived_at').count({ count: '*' }).first();
+      if (Number(tasks?.count ?? 0) > budgetSettings.backgroundTasks) return undefined;
+    }
+    const shares = await sharesIn(trx, teamId, project, period, now, { kind: 'project', projectId: project.id });
+    await trx('budget_shares').where(where).delete();
+    const kept = [...shares].filter(([, share]) => !share.money.isZero() || !share.hours.isZero());
+    for (let from = 0; from < kept.length; from += 5000) {
+      const chunk = kept.slice(from, from + 5000);
+      await trx.raw(
+        `insert into budget_shares (team_id, project_id, task_id, money, hours)
+         select :teamId, :projectId, unnest(string_to_array(:ids, ',')::uuid[]), unnest(string_to_array(:money, ',')::numeric[]), unnest(string_to_array(:hours, ',')::numeric[])`,
+        {
+          teamId,
+          projectId: project.id,
+          ids: chunk.map(([id]) => id).join(','),
+          money: chunk.map(([, share]) => share.money.toFixed()).join(','),
+          hours: chunk.map(([, share]) => share.hours.toFixed()).join(','),
+        },
+      );
+    }
+    spent = sum(shares.values());
+  } else {
+    const taskIds = [...new Set(pending.flatMap((ids) => ids ?? []))];
+    const shares = await sharesIn(trx, teamId, project, period, now, { kind: 'tasks', projectId: project.id, taskIds });
+    const stored: { task_id: string; money: string; hours: string }[] = await trx('budget_shares').where(where).whereIn('task_id', taskIds).select('task_id', 'money', 'hours');
+    const before = sum(stored.map((row) => ({ money: toDecimal(row.money), hours: toDecimal(row.hours) })));
+    const after = sum(shares.values());
+    await trx('budget_shares').where(where).whereIn('task_id', taskIds).delete();
+    const rows = [...shares].map(([taskId, share]) => ({ ...where, task_id: taskId, money: share.money.toFixed(), hours: share.hours.toFixed() }));
+    if (rows.length > 0) await trx('budget_shares').insert(rows);
+    spent = {
+      money: toDecimal(watch.spent_money as string).plus(after.money).minus(before.money),
+      hours: toDecimal(watch.spent_hours as string).plus(after.hours).minus(before.hours),
+    };
+  }
+  await trx.raw(
+    `insert into budget_watches (team_id, project_id, basis_key, spent_money, spent_hours) values (?, ?, ?, ?, ?)
+     on conflict (team_id, project_id) do update set basis_key = excluded.basis_key, spent_money = excluded.spent_money, spent_hours = excluded.spent_hours`,
+    [teamId, project.id, key, spent.money.toFixed(), spent.hours.toFixed()],
+  );
+  return { period, spent };
+}
+
+/**
+ * Reconciles the project's crossings with spent at the instant `now` (R28.4), in the caller's
+ * transaction, which holds the project's budget lock: records each crossing once (a budget_crossings
+ * row and a budget.threshold_crossed event) and re-arms the thresholds spent fell below. Returns
+ * the crossings now recorded in the period.
+ */
+async function reconcile(trx: Knex, teamId: string, project: BudgetProject, period: BudgetPeriod, spent: Spent, now: string): Promise<Crossing[]> {
+  const projectId = project.id;
   // The current period's rows; a monthly budget keeps its past months' rows as history, and a 'total'
   // row left from before a switch to months is stale (deleted below: it matches no threshold).
   const keys = period.kind === 'month' ? ['total', period.key] : ['total'];
@@ -180,10 +220,6 @@ export async function settleBudgets(trx: Knex, teamId: string, projectId: string
     .whereIn('period_key', keys)
     .select('kind', 'percent', 'crossed_at', 'period_key');
   const watched = hasBudget(project);
-  const spent = watched ? await spentNow(trx, teamId, project, period, now, increment) : { money: ZERO, hours: ZERO };
-  await trx('budget_watches')
-    .where({ team_id: teamId, project_id: projectId })
-    .update(watched ? { basis_key: basisKey(period, project, now), spent_money: spent.money.toFixed(), spent_hours: spent.hours.toFixed() } : { basis_key: null, spent_money: null, spent_hours: null });
   const kept: Crossing[] = [];
   const held = new Set<CrossingRow>();
   for (const kind of BUDGET_KINDS) {
@@ -213,79 +249,93 @@ export async function settleBudgets(trx: Knex, teamId: string, projectId: string
   for (const row of rows.filter((r) => !held.has(r))) {
     await trx('budget_crossings').where({ team_id: teamId, project_id: projectId, period_key: row.period_key, kind: row.kind, percent: row.percent }).delete();
   }
-  return { project, period, spent, crossings: kept };
+  return kept;
 }
 
+export type Settled = { project: BudgetProject; period: BudgetPeriod; spent: Spent; crossings: Crossing[] };
+
 /**
- * A budget read's evaluation (the current period of a budgeted project): in a transaction of its own,
- * the project's row shared and then its budget lock, as a write takes them, so a threshold that a rate
- * taking effect at midnight has reached is recorded by the first read after it, once.
+ * Settles the project (R28.5) in a transaction of its own at the instant the lock is granted: under
+ * its budget lock and its row shared, takes the pending rows committed so far and evaluates once for
+ * them. `read`: a budget read, which evaluates even with nothing pending (a new day or month) and
+ * answers what it found; otherwise nothing is done without pending rows. `deferBig`: a whole
+ * recomputation of a big project is left to the background (nothing taken, undefined answered).
  */
-export async function settleOnRead(db: Knex, teamId: string, projectId: string, now: string) {
+export async function settleBudget(db: Knex, teamId: string, projectId: string, options: { read?: boolean; deferBig?: boolean } = {}): Promise<Settled | undefined> {
   return db.transaction(async (trx) => {
-    await trx.raw('select 1 from projects where team_id = ? and id = ? for share', [teamId, projectId]);
-    await lockWatch(trx, teamId, projectId);
-    return settleBudgets(trx, teamId, projectId, now);
+    await trx.raw(...budgetLock(teamId, projectId));
+    const waiting = await trx('budget_pending').where({ team_id: teamId, project_id: projectId }).first(trx.raw('1 as found'));
+    if (!waiting && !options.read) return undefined;
+    const project: BudgetProject | undefined = await trx('projects').where({ team_id: teamId, id: projectId }).forShare().first(PROJECT_BUDGET_COLUMNS);
+    if (!project) return undefined;
+    const now = nowIso();
+    const pending: { task_ids: string[] | null }[] = waiting
+      ? (await trx.raw('delete from budget_pending where team_id = ? and project_id = ? returning task_ids', [teamId, projectId])).rows
+      : [];
+    const where = { team_id: teamId, project_id: projectId };
+    if (!hasBudget(project)) {
+      // No budget to watch (it went): no shares kept, every threshold re-armed.
+      await trx('budget_shares').where(where).delete();
+      await trx('budget_watches').where(where).update({ basis_key: null, spent_money: null, spent_hours: null });
+      const period = currentPeriod(project, now);
+      const spent = { money: ZERO, hours: ZERO };
+      return { project, period, spent, crossings: await reconcile(trx, teamId, project, period, spent, now) };
+    }
+    const current = await bringSharesCurrent(trx, teamId, project, now, pending.map((row) => row.task_ids), options.deferBig === true);
+    if (!current) throw new Deferred();
+    return { project, ...current, crossings: await reconcile(trx, teamId, project, current.period, current.spent, now) };
+  }).catch((err: unknown) => {
+    if (err instanceof Deferred) return undefined;
+    throw err;
   });
 }
 
-/** A project a transaction watches: its team, and the increment of a write to some tasks only (none: the whole project is computed). */
-type Watch = { teamId: string; increment: Increment | undefined };
+/** Rolls a settle back, its pending rows kept, for the background to do. */
+class Deferred extends Error {}
 
-/** Per transaction: the budgeted projects it locked, to evaluate when it commits. */
-const watchedByTransaction = new WeakMap<Knex, Map<string, Watch>>();
-
-/**
- * Called by the lock helpers of freshness.ts (and by a budget change) once the project's row is
- * held, for a budgeted project: takes the project's budget lock and makes the transaction evaluate
- * the project's thresholds (settleBudgets) when it commits, after the write's own changes, whatever
- * the write. `taskIds`: the write changes only those tasks' own figures (a time log, a fixed cost),
- * whose share of spent is read now, before the write, so the evaluation computes only theirs again.
- * Outside a transaction there is no commit to evaluate at, and nothing is done.
- */
-export async function watchBudgets(db: Knex, teamId: string, projectId: string, taskIds?: readonly string[], locked?: BudgetProject): Promise<void> {
-  const trx = db as Knex.Transaction;
-  if (!trx.isTransaction) return;
-  let watched = watchedByTransaction.get(trx);
-  const known = watched?.get(projectId);
-  if (known) {
-    // A second write in the transaction: the whole project is computed at commit.
-    known.increment = undefined;
-    return;
-  }
-  const basis = await lockWatch(trx, teamId, projectId);
-  const increment = taskIds && basis.basis_key !== null ? await incrementOf(trx, teamId, projectId, basis, taskIds, locked) : undefined;
-  if (!watched) {
-    const projects = new Map<string, Watch>();
-    watched = projects;
-    watchedByTransaction.set(trx, projects);
-    // knex commits a transaction callback's result through the transactor's commit: evaluating
-    // first puts the crossings in the same transaction, and an error there rolls it all back.
-    const commit = trx.commit.bind(trx);
-    trx.commit = (async (value?: unknown) => {
-      const now = nowIso();
-      for (const [id, watch] of projects) await settleBudgets(trx, watch.teamId, id, now, watch.increment);
-      return commit(value);
-    }) as typeof trx.commit;
-  }
-  watched.set(projectId, { teamId, increment });
+/** Settles every project of the team (or of every team) that has pending rows: the event feed's read, and the background drain. */
+export async function settlePending(db: Knex, teamId?: string): Promise<void> {
+  const query = db('budget_pending').distinct('team_id', 'project_id');
+  if (teamId !== undefined) query.where({ team_id: teamId });
+  for (const row of (await query) as { team_id: string; project_id: string }[]) await settleBudget(db, row.team_id, row.project_id);
 }
 
-/** The tasks' share of spent before a write, when the basis is of the current period (else none: the whole project is computed). */
-async function incrementOf(
-  trx: Knex,
-  teamId: string,
-  projectId: string,
-  basis: Basis,
-  taskIds: readonly string[],
-  locked?: BudgetProject,
-): Promise<Increment | undefined> {
-  const project: BudgetProject | undefined = locked ?? (await trx('projects').where({ team_id: teamId, id: projectId }).first(PROJECT_BUDGET_COLUMNS));
-  if (!project || basis.spent_money === null || basis.spent_hours === null) return undefined;
-  const now = nowIso();
-  const period = currentPeriod(project, now);
-  const key = basisKey(period, project, now);
-  if (key !== basis.basis_key) return undefined;
-  const before = await spentIn(trx, teamId, project, period, now, taskIds);
-  return { basisKey: key, basis: { money: toDecimal(basis.spent_money), hours: toDecimal(basis.spent_hours) }, taskIds, before, project };
+/** Per write transaction: the budgeted projects it marked (project id, team id), to settle once it commits. */
+const markedByTransaction = new WeakMap<Knex, Map<string, string>>();
+
+/**
+ * Called by the lock helpers of freshness.ts (and by a budget change) once the project's row is held,
+ * for a budgeted project: records in the write's transaction that the project's budget is to be
+ * settled, for the write's tasks (`taskIds`: it changes only their own figures, a time log or a fixed
+ * cost) or for the whole project, and has writeTransaction settle it after the commit.
+ */
+export async function markBudget(db: Knex, teamId: string, projectId: string, taskIds?: readonly string[]): Promise<void> {
+  await db.raw('insert into budget_pending (team_id, project_id, task_ids) values (?, ?, ?::uuid[])', [teamId, projectId, taskIds ? `{${taskIds.join(',')}}` : null]);
+  const trx = db as Knex.Transaction;
+  if (!trx.isTransaction) return;
+  const marked = markedByTransaction.get(trx) ?? new Map<string, string>();
+  markedByTransaction.set(trx, marked.set(projectId, teamId));
+}
+
+/**
+ * A write's transaction: `work` in a transaction, then, once it has committed, the budgets it marked
+ * settled before the write answers (R28.5). The write stands whatever the settle meets: a settle that
+ * fails leaves its pending rows for the next one (the background drain's, or a read's).
+ */
+export async function writeTransaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
+  let marked: Map<string, string> | undefined;
+  const result = await db.transaction(async (trx) => {
+    const value = await work(trx);
+    marked = markedByTransaction.get(trx);
+    return value;
+  });
+  if (marked) await settleAfterWrite(db, marked);
+  return result;
+}
+
+/** Settles the projects a committed write marked (project id, team id); a failure leaves their rows pending. */
+export async function settleAfterWrite(db: Knex, marked: ReadonlyMap<string, string>): Promise<void> {
+  for (const [projectId, teamId] of marked) {
+    await settleBudget(db, teamId, projectId, { deferBig: true }).catch(() => undefined);
+  }
 }

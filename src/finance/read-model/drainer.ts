@@ -4,6 +4,7 @@ import { outsideRequests } from '../../db/request-queries';
 import type { Logger } from '../../logger';
 import { nextTurn } from '../../turns';
 import { bringCurrent, drainMarks } from './freshness';
+import { settlePending } from './budget-watch';
 
 /*
  * The background drain of marks (docs/stored-figures.md, "How the figures stay current"). Writes only
@@ -19,7 +20,9 @@ import { bringCurrent, drainMarks } from './freshness';
  * It finds marks by looking at the marks' tables every `pollMs` while it has nothing queued, so marks
  * any instance left are drained (by one instance at a time: the refresh lock), and a breakdown that
  * found its project out of date wakes it at once (wakeDrainer). It belongs to no request: a client
- * leaving cancels none of its statements.
+ * leaving cancels none of its statements. At each look it also settles the budgets writes left
+ * pending (budget-watch.ts's settlePending): a big project's, or one whose settle failed or whose
+ * instance died before settling.
  */
 
 /** Tasks recomputed per transaction: their breakdown parts stored too (labor.ts's partsEagerly), and about a MB of JSON at most. */
@@ -99,6 +102,9 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
         } catch (err) {
           logger.warn({ err }, 'could not look for marks to drain');
         }
+        // Budgets a write left pending: a big project's whole recomputation, or a settle that failed or never ran (a crash).
+        await settlePending(db).catch((err: unknown) => logger.warn({ err }, 'settling pending budgets failed'));
+        if (stopped) break;
         if (queue.size === 0) continue;
       }
       // A batch of each queued project in turn: one project's backlog does not hold the others up.

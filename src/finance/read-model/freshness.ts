@@ -7,7 +7,7 @@ import { CALCULATOR_VERSION } from '../rules/calculator';
 import { refreshTaskLabor } from './labor';
 import { InputMark, tasksCostedByInputs } from '../inputs/cost-changes';
 import { PRICING } from '../inputs/scope';
-import { hasBudget, watchBudgets } from './budget-watch';
+import { hasBudget, markBudget } from './budget-watch';
 
 /*
  * How the stored figures stay current (README, "How the figures stay current").
@@ -156,14 +156,14 @@ export async function recordRateChange(db: Knex, teamId: string, projectId: stri
  * ('task-figures': time logs, fixed costs) takes the project's row shared and only marks those tasks,
  * so it updates no row every such write must update; every other write takes the row exclusively and
  * bumps the project's revision (its writes are serialised, and figures stamped with an older revision
- * are known out of date). On a project with a budget it also takes the budget lock, and the write's
- * transaction evaluates the budget's thresholds when it commits (budget-watch.ts).
+ * are known out of date). On a project with a budget it also marks the budget pending, to be settled
+ * once the write commits (budget-watch.ts).
  */
 export async function lockProject(db: Knex, teamId: string, id: string, change: Invalidation): Promise<ProjectRow | undefined> {
   if (change.kind === 'task-figures') {
     const row = await prepared(db('projects').where({ team_id: teamId, id }).forShare().first(PROJECT_COLUMNS), 'lock_project_shared');
     if (row) await recordInvalidation(db, teamId, id, change);
-    if (row && hasBudget(row)) await watchBudgets(db, teamId, id, change.taskIds, row);
+    if (row && hasBudget(row)) await markBudget(db, teamId, id, change.taskIds);
     return row;
   }
   const [row] = await prepared(
@@ -177,8 +177,8 @@ export async function lockProject(db: Knex, teamId: string, id: string, change: 
     change.kind === 'all' ? 'lock_project_for_reset' : 'lock_project_for_write',
   );
   if (row) await recordInvalidation(db, teamId, id, change);
-  // A budgeted project's thresholds are evaluated when the write commits (budget-watch.ts).
-  if (row && hasBudget(row)) await watchBudgets(db, teamId, id);
+  // A budgeted project's thresholds are settled once the write commits (budget-watch.ts).
+  if (row && hasBudget(row)) await markBudget(db, teamId, id);
   return row;
 }
 
@@ -214,7 +214,7 @@ export async function lockProjectOfTask(db: Knex, teamId: string, taskId: string
     'lock_project_of_task',
   );
   const row: ProjectRow | undefined = result.rows[0];
-  if (row && hasBudget(row)) await watchBudgets(db, teamId, row.id, [taskId], row);
+  if (row && hasBudget(row)) await markBudget(db, teamId, row.id, [taskId]);
   return row;
 }
 

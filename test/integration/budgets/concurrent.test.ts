@@ -4,11 +4,12 @@ import { RunningService, kill, startService } from '../../support/processes';
 import { holdLocks, untilWaiting } from '../../support/locks';
 import { logTime } from '../../support/fixtures';
 import { budgetOf, budgetedProject, crossingsAfter } from './support';
+import { budgetLock } from '../../../src/finance/read-model/budget-watch';
 
 /*
- * Crossings exactly once under concurrent writes (docs/finance-rules.md R28.5): writes to a budgeted
- * project evaluate its thresholds one at a time, under the project's budget lock, each after its own
- * change (src/finance/read-model/budget-watch.ts). On PostgreSQL, from two instances of the service
+ * Crossings exactly once under concurrent writes (docs/finance-rules.md R28.5): once a write to a
+ * budgeted project commits, its budget is settled under the project's budget lock, one settle at a
+ * time, each taking every write committed before it (src/finance/read-model/budget-watch.ts). On PostgreSQL, from two instances of the service
  * (this test's app and a second process, each with its own pool); on PGlite from one. Dev costs
  * 100.00 an hour.
  */
@@ -41,11 +42,10 @@ describeOnPostgres('one process opens PGlite, so there is no second instance')('
   it('record the crossing two logs make together, once, whichever evaluates second', async () => {
     const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
     await logTime(h.api, task.id, ann.id, { seconds: 4 * 3600, logged_at: '2026-06-10T10:00:00Z' }); // 400
-    // The test holds the project's budget lock: both logs, one through each instance, wait for it. Alone
-    // each makes 460; together 520, past 50 %. Evaluated side by side, each would see 460 and miss it.
-    const held = await holdLocks(h.db, (trx) =>
-      trx.raw('select 1 from budget_watches where team_id = ? and project_id = ? for update', [h.teamId, project.id]),
-    );
+    // The test holds the project's budget lock: both logs, one through each instance, commit and wait
+    // for it to settle. Alone each makes 460; together 520, past 50 %. Evaluated side by side, each
+    // would see 460 and miss it.
+    const held = await holdLocks(h.db, (trx) => trx.raw(...budgetLock(h.teamId, project.id)));
     const log = { seconds: 2160, logged_at: '2026-06-10T12:00:00Z' }; // 0.6 h: 60.00
     const writes = [logTime(h.api, task.id, ann.id, log), logTime(other, task.id, ann.id, log)];
     try {
@@ -59,12 +59,10 @@ describeOnPostgres('one process opens PGlite, so there is no second instance')('
     ]);
   }, 60_000);
 
-  it('add what a log makes of its cost line after the log that held the lock before it, rounding included', async () => {
+  it('settle two logs on one cost line together, rounding the line once', async () => {
     const { project, ann, task } = await budgetedProject(h.api, { hours_budget: 4.02, budget_alerts: [100] });
     await logTime(h.api, task.id, ann.id, { seconds: 14_400, logged_at: '2026-06-10T10:00:00Z' }); // 4.00 h
-    const held = await holdLocks(h.db, (trx) =>
-      trx.raw('select 1 from budget_watches where team_id = ? and project_id = ? for update', [h.teamId, project.id]),
-    );
+    const held = await holdLocks(h.db, (trx) => trx.raw(...budgetLock(h.teamId, project.id)));
     // 18 s each (0.005 h) on the same line: 14,418 s is 4.01 h, 14,436 s still 4.01 h (R15.3's rounding of
     // the line). A log that costed its 18 s against the line as it was before the other (14,400 s) would
     // add 0.01 h too, 4.02 h: past 100 %.

@@ -64,7 +64,7 @@ it('keeps every figure of a database made by the previous release, and adds its 
   // The previous release's schema: the first three migrations.
   for (let i = 0; i < 3; i++) await db.migrate.up({ migrationSource });
   const [, pending] = (await db.migrate.list({ migrationSource })) as [unknown, string[]];
-  expect(pending).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor', '20261127_011_list_order_indexes', '20261127_012_token_lifecycle', '20261127_020_events', '20261128_022_revenue_rates', '20261128_023_budgets', '20261128_024_revenue_figures']);
+  expect(pending).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor', '20261127_011_list_order_indexes', '20261127_012_token_lifecycle', '20261127_020_events', '20261128_022_revenue_rates', '20261128_023_budgets', '20261128_024_revenue_figures', '20261128_025_budget_settles']);
 
   const { team, token } = await createTeamWithAdmin(db, 'upgraded team');
   const t = team.id;
@@ -107,7 +107,7 @@ it('keeps every figure of a database made by the previous release, and adds its 
     { team_id: t, project_id: p, task_id: child.id, team_member_id: bo.id, total_seconds: 3600, log_count: 1 },
   ]);
 
-  expect(await migrateToLatest(db)).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor', '20261127_011_list_order_indexes', '20261127_012_token_lifecycle', '20261127_020_events', '20261128_022_revenue_rates', '20261128_023_budgets', '20261128_024_revenue_figures']);
+  expect(await migrateToLatest(db)).toEqual(['20261124_004_dated_costing', '20261125_005_member_projects', '20261125_006_stored_totals', '20261125_007_input_marks', '20261125_008_covering_totals', '20261126_009_new_task_marks', '20261126_010_labor_fillfactor', '20261127_011_list_order_indexes', '20261127_012_token_lifecycle', '20261127_020_events', '20261128_022_revenue_rates', '20261128_023_budgets', '20261128_024_revenue_figures', '20261128_025_budget_settles']);
   const app = createApp({ db, logger: createLogger('silent'), tokenCacheSeconds: 3600, listCacheMb: 0 });
   const get = async (path: string) => {
     const res = await request(app).get(path).set('Authorization', `Bearer ${token}`);

@@ -1,0 +1,42 @@
+import type { Knex } from 'knex';
+
+/*
+ * Budgets settled right after a write commits instead of inside it (docs/finance-rules.md R28.5):
+ *   - budget_pending: what a write to a budgeted project changed, inserted in the write's own
+ *     transaction (a row per write; task_ids null: the whole project may have changed). Inserting
+ *     never waits for another write, so writes to one project no longer queue on its budget. The
+ *     settle that follows the commit (or, after a crash, the background drain) deletes the rows it
+ *     evaluates under the project's budget lock, so each is evaluated once;
+ *   - budget_shares: each task's share of spent in the period and day of budget_watches.basis_key,
+ *     as last settled; spent (budget_watches) is their sum, so a settle of a few tasks recomputes only
+ *     theirs and adds the differences, whatever writes committed meanwhile.
+ * budget_watches is no longer locked (the budget lock is an advisory lock on the project).
+ */
+export async function up(knex: Knex): Promise<void> {
+  const statements = [
+    `create table budget_pending (
+       team_id uuid not null,
+       project_id uuid not null,
+       id bigint generated always as identity,
+       task_ids uuid[],
+       primary key (team_id, project_id, id),
+       foreign key (team_id, project_id) references projects (team_id, id) on delete cascade
+    )`,
+    `create table budget_shares (
+       team_id uuid not null,
+       project_id uuid not null,
+       task_id uuid not null,
+       money numeric not null,
+       hours numeric not null,
+       primary key (team_id, project_id, task_id),
+       foreign key (team_id, project_id) references projects (team_id, id) on delete cascade
+    )`,
+    // Watches settled before this migration hold no shares: their next settle computes the whole project.
+    `update budget_watches set basis_key = null, spent_money = null, spent_hours = null`,
+  ];
+  for (const statement of statements) await knex.raw(statement);
+}
+
+export async function down(knex: Knex): Promise<void> {
+  for (const statement of ['drop table budget_shares', 'drop table budget_pending']) await knex.raw(statement);
+}

@@ -1,0 +1,141 @@
+import { budgetSettings } from '../../../src/finance/read-model/budget-watch';
+import { createDrainer, Drainer } from '../../../src/finance/read-model/drainer';
+import { logTime as writeLogStatement } from '../../../src/time-logs/time-logs.repository';
+import { createLogger } from '../../../src/logger';
+import { Harness, startHarness } from '../../support/harness';
+import { createTask, logTime, setRateCard } from '../../support/fixtures';
+import { until } from '../../support/locks';
+import { TOTAL, budgetOf, budgetedProject, crossingsAfter } from './support';
+
+/*
+ * When a budget is settled (docs/finance-rules.md R28.5): a write marks its budget pending in its own
+ * transaction and settles it once committed, before it answers, so its crossings are stored before
+ * anyone reads; what no settle took (a write whose instance died after committing, a big project's
+ * whole recomputation) is settled by the event feed's read, the budget read or the background drain,
+ * once. The tables are read directly where a read through the API would settle first. Dev costs
+ * 100.00 an hour, so spent is hours x 100.
+ */
+let h: Harness;
+let drainer: Drainer | undefined;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterEach(async () => {
+  await drainer?.stop();
+  drainer = undefined;
+});
+afterAll(() => h.close());
+
+const hours = (n: number) => ({ seconds: n * 3600, logged_at: '2026-06-10T10:00:00Z' });
+
+/** The crossings stored for the project (percent and spent), read from the tables, not through a read that settles. */
+async function storedCrossings(projectId: string) {
+  const rows: { data: { project_id: string; percent: number; spent: string } }[] = await h
+    .db('events')
+    .where({ team_id: h.teamId, type: 'budget.threshold_crossed' })
+    .orderBy('occurred_at')
+    .select('data');
+  return rows
+    .map((row) => (typeof row.data === 'string' ? JSON.parse(row.data) : row.data))
+    .filter((data) => data.project_id === projectId)
+    .map((data) => [data.percent, Number(data.spent)]);
+}
+
+const pending = async (projectId: string) =>
+  Number((await h.db('budget_pending').where({ team_id: h.teamId, project_id: projectId }).count<{ n: string }[]>({ n: '*' }))[0]?.n);
+
+/** A time log written as a write whose instance died right after committing: its statement, no settle. */
+async function logWithoutSettle(taskId: string, memberId: string, n: number) {
+  const logged = await writeLogStatement(h.db, h.teamId, { task_id: taskId, team_member_id: memberId, seconds: n * 3600, logged_at: '2026-06-10T10:00:00Z', note: null });
+  expect(logged).toMatchObject({ taskFound: true, budgeted: true });
+}
+
+describe('a write answers with its crossings stored', () => {
+  it('a time log', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50, 100] });
+    await logTime(h.api, task.id, ann.id, hours(6)); // 600: past 50 %
+    expect(await storedCrossings(project.id)).toEqual([[50, 600]]);
+    expect(await pending(project.id)).toBe(0);
+  });
+
+  it('a rate card, which recomputes every task', async () => {
+    const { project, role, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    const other = await createTask(h.api, project.id, { estimated_hours: 1, assignee_ids: [ann.id] });
+    await logTime(h.api, task.id, ann.id, hours(2)); // 200
+    await logTime(h.api, other.id, ann.id, hours(2)); // 400
+    expect(await storedCrossings(project.id)).toEqual([]);
+    await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 150 }]); // 4 h x 150 = 600
+    expect(await storedCrossings(project.id)).toEqual([[50, 600]]);
+    expect(await pending(project.id)).toBe(0);
+  });
+
+  it('a fixed cost', async () => {
+    const { project, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [100] });
+    await h.api.put(`/api/project-finance/task/${task.id}/fixed-cost`, { fixed_cost: 1000 }).expect(200);
+    expect(await storedCrossings(project.id)).toEqual([[100, 1000]]);
+  });
+});
+
+describe('a write that committed but never settled (its instance died)', () => {
+  it('is settled by the event feed read, once, with what every committed write added', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50, 100] });
+    await logTime(h.api, task.id, ann.id, hours(4)); // 400, settled
+    await logWithoutSettle(task.id, ann.id, 2); // 600
+    await logWithoutSettle(task.id, ann.id, 5); // 1100
+    expect(await storedCrossings(project.id)).toEqual([]);
+    expect(await pending(project.id)).toBe(2);
+    expect(await crossingsAfter(h.api, project.id)).toEqual([
+      { project_id: project.id, kind: 'money', percent: 50, budget: 1000, spent: 1100, period: TOTAL },
+      { project_id: project.id, kind: 'money', percent: 100, budget: 1000, spent: 1100, period: TOTAL },
+    ]);
+    expect(await pending(project.id)).toBe(0);
+    expect(await crossingsAfter(h.api, project.id)).toHaveLength(2);
+  });
+
+  it('is settled by the budget read', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    await logWithoutSettle(task.id, ann.id, 7); // 700
+    expect((await budgetOf(h.api, project.id)).money).toEqual({ budget: 1000, spent: 700, remaining: 300, percent_used: 70 });
+    expect(await storedCrossings(project.id)).toEqual([[50, 700]]);
+  });
+
+  it('is settled by the next write, with its own', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    await logWithoutSettle(task.id, ann.id, 3); // 300
+    await logTime(h.api, task.id, ann.id, hours(3)); // 600
+    expect(await storedCrossings(project.id)).toEqual([[50, 600]]);
+    expect(await pending(project.id)).toBe(0);
+  });
+
+  it('is settled by the background drain without any read', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [80] });
+    await logWithoutSettle(task.id, ann.id, 9); // 900
+    drainer = createDrainer(h.db, createLogger('silent'), { pollMs: 1 });
+    await until(async () => (await pending(project.id)) === 0);
+    expect(await storedCrossings(project.id)).toEqual([[80, 900]]);
+  });
+});
+
+describe('a big project', () => {
+  afterEach(() => {
+    budgetSettings.backgroundTasks = 2000;
+  });
+
+  it('leaves a whole recomputation to the background, and the feed read settles it', async () => {
+    const { project, role, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    await createTask(h.api, project.id, { estimated_hours: 1 });
+    await logTime(h.api, task.id, ann.id, hours(4)); // 400, settled: the day's whole recomputation is done
+    budgetSettings.backgroundTasks = 1; // two tasks: big
+    // A time log recomputes its task only, before it answers, big project or not.
+    await logTime(h.api, task.id, ann.id, hours(0.5)); // 450
+    expect(await pending(project.id)).toBe(0);
+    await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 200 }]); // 4.5 h x 200 = 900
+    expect(await pending(project.id)).toBe(1);
+    expect(await storedCrossings(project.id)).toEqual([]);
+    // Later writes wait behind it: a log's settle finds the whole recomputation pending, and leaves it too.
+    await logTime(h.api, task.id, ann.id, hours(0.5)); // 1000
+    expect(await pending(project.id)).toBe(2);
+    expect(await crossingsAfter(h.api, project.id)).toEqual([{ project_id: project.id, kind: 'money', percent: 50, budget: 1000, spent: 1000, period: TOTAL }]);
+    expect(await pending(project.id)).toBe(0);
+  });
+});
