@@ -10,7 +10,9 @@ import type { Knex } from 'knex';
  *   - budget_shares: each task's share of spent in the period and day of budget_watches.basis_key,
  *     as last settled; spent (budget_watches) is their sum, so a settle of a few tasks recomputes only
  *     theirs and adds the differences, whatever writes committed meanwhile.
- * budget_watches is no longer locked (the budget lock is an advisory lock on the project).
+ *   - budget_watches.settled: a generation bumped by every settle, so a settle planned from a snapshot
+ *     writes only if no other settle came between (budget_watches is no longer locked: the budget
+ *     lock is an advisory lock on the project).
  */
 export async function up(knex: Knex): Promise<void> {
   const statements = [
@@ -31,6 +33,7 @@ export async function up(knex: Knex): Promise<void> {
        primary key (team_id, project_id, task_id),
        foreign key (team_id, project_id) references projects (team_id, id) on delete cascade
     )`,
+    `alter table budget_watches add column settled bigint not null default 0`,
     // Watches settled before this migration hold no shares: their next settle computes the whole project.
     `update budget_watches set basis_key = null, spent_money = null, spent_hours = null`,
   ];
@@ -38,5 +41,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const statement of ['drop table budget_shares', 'drop table budget_pending']) await knex.raw(statement);
+  for (const statement of ['alter table budget_watches drop column settled', 'drop table budget_shares', 'drop table budget_pending']) await knex.raw(statement);
 }

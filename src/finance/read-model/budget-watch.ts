@@ -19,11 +19,12 @@ import { computeOwnFigures } from './labor';
  * When: a write to a budgeted project inserts a pending row (markBudget: what it changed, a few tasks
  * or the whole project) in its own transaction, and waits for nothing there. Right after it commits,
  * before it answers, writeTransaction settles the project (a time log: time-logs.service.ts). A
- * settle holds the project's budget lock (an advisory lock) and then its row shared, so settles of one
- * project run one at a time and no write that changes more than a task's own inputs commits during
- * one; it deletes the pending rows committed so far and evaluates once for all of them. A write whose
- * rows an earlier settle took finds none and is done: writes landing together share one settle. A
- * settle that fails, or a write whose instance died after committing, leaves its rows, which the
+ * settle plans from one repeatable-read snapshot, without locks (the pending rows it sees, what they
+ * changed, spent), then writes the plan under the project's budget lock (an advisory lock) unless
+ * another settle wrote meanwhile (budget_watches.settled, a generation), in which case it plans
+ * again. Settles of a project are thus written one at a time, each from a snapshot taken after the
+ * previous one; writes landing together are taken by one settle, and the others find nothing left.
+ * A settle that fails, or a write whose instance died after committing, leaves its rows, which the
  * background drain (drainer.ts), the next settle of the project, the budget read or the event feed's
  * read settles. Exactly once: the crossing rows are read and written only under the budget lock.
  *
@@ -145,28 +146,88 @@ export const budgetSettings = { backgroundTasks: 2000 };
 export const budgetLock = (teamId: string, projectId: string) =>
   ['select pg_advisory_xact_lock(hashtext(?), hashtext(?))', [`budget ${teamId}`, projectId]] as const;
 
+type Watch = { basis_key: string | null; spent_money: string | null; spent_hours: string | null; settled: string | number };
+
 /**
- * Brings the project's shares and spent up to what the pending writes changed (all of the project when
- * one changed more than its tasks, or the basis is of another period or day) and returns spent.
- * Undefined: the project has more than budgetSettings.backgroundTasks tasks to compute and `deferBig` was asked for.
+ * What a settle will write, worked out from one snapshot without any lock: the pending rows it takes,
+ * each task's new share (all of the project's when `whole`), spent, and the settle generation of
+ * budget_watches it was computed against (applySettle writes it only if no settle came between).
  */
-async function bringSharesCurrent(trx: Knex, teamId: string, project: BudgetProject, now: string, pending: (string[] | null)[], deferBig: boolean) {
-  const period = currentPeriod(project, now);
-  const key = basisKey(period, project, now);
-  const watch: { basis_key: string | null; spent_money: string | null; spent_hours: string | null } | undefined = await trx('budget_watches')
-    .where({ team_id: teamId, project_id: project.id })
-    .first('basis_key', 'spent_money', 'spent_hours');
-  const where = { team_id: teamId, project_id: project.id };
-  const whole = !watch || watch.basis_key !== key || watch.spent_money === null || watch.spent_hours === null || pending.some((ids) => ids === null);
-  let spent: Spent;
-  if (whole) {
-    if (deferBig) {
-      const tasks = await trx('tasks').where(where).whereNull('archived_at').count({ count: '*' }).first();
-      if (Number(tasks?.count ?? 0) > budgetSettings.backgroundTasks) return undefined;
-    }
-    const shares = await sharesIn(trx, teamId, project, period, now, { kind: 'project', projectId: project.id });
-    await trx('budget_shares').where(where).delete();
-    const kept = [...shares].filter(([, share]) => !share.money.isZero() || !share.hours.isZero());
+type Plan = {
+  project: BudgetProject;
+  period: BudgetPeriod;
+  key: string;
+  now: string;
+  generation: string | null;
+  pendingIds: string[];
+  whole: boolean;
+  shares: Map<string, Share>;
+  spent: Spent;
+};
+
+/**
+ * Plans a settle in a repeatable-read snapshot: none when there is nothing pending (and `read` was not
+ * asked for), 'deferred' when the project's whole recomputation is left to the background (`deferBig`
+ * and more than budgetSettings.backgroundTasks tasks). A write committed after the snapshot keeps
+ * its pending row for the next settle; shares are absolute, so a task computed again is not counted twice.
+ */
+async function planSettle(db: Knex, teamId: string, projectId: string, options: { read?: boolean; deferBig?: boolean }) {
+  const where = { team_id: teamId, project_id: projectId };
+  return db.transaction(
+    async (trx): Promise<Plan | 'none' | 'deferred'> => {
+      const pending: { id: string | number; task_ids: string[] | null }[] = await trx('budget_pending').where(where).select('id', 'task_ids');
+      if (pending.length === 0 && !options.read) return 'none';
+      const project: BudgetProject | undefined = await trx('projects').where({ team_id: teamId, id: projectId }).first(PROJECT_BUDGET_COLUMNS);
+      if (!project) return 'none';
+      const now = nowIso();
+      const period = currentPeriod(project, now);
+      const key = basisKey(period, project, now);
+      const watch: Watch | undefined = await trx('budget_watches').where(where).first('basis_key', 'spent_money', 'spent_hours', 'settled');
+      const base = { project, period, key, now, generation: watch ? String(watch.settled) : null, pendingIds: pending.map((row) => String(row.id)) };
+      if (!hasBudget(project)) return { ...base, whole: true, shares: new Map(), spent: { money: ZERO, hours: ZERO } };
+      const whole = !watch || watch.basis_key !== key || watch.spent_money === null || watch.spent_hours === null || pending.some((row) => row.task_ids === null);
+      if (whole) {
+        if (options.deferBig) {
+          const tasks = await trx('tasks').where(where).whereNull('archived_at').count({ count: '*' }).first();
+          if (Number(tasks?.count ?? 0) > budgetSettings.backgroundTasks) return 'deferred';
+        }
+        const shares = await sharesIn(trx, teamId, project, period, now, { kind: 'project', projectId });
+        return { ...base, whole, shares, spent: sum(shares.values()) };
+      }
+      const taskIds = [...new Set(pending.flatMap((row) => row.task_ids ?? []))];
+      const shares = taskIds.length > 0 ? await sharesIn(trx, teamId, project, period, now, { kind: 'tasks', projectId, taskIds }) : new Map<string, Share>();
+      for (const taskId of taskIds) if (!shares.has(taskId)) shares.set(taskId, { money: ZERO, hours: ZERO });
+      const stored: { money: string; hours: string }[] = taskIds.length > 0 ? await trx('budget_shares').where(where).whereIn('task_id', taskIds).select('money', 'hours') : [];
+      const before = sum(stored.map((row) => ({ money: toDecimal(row.money), hours: toDecimal(row.hours) })));
+      const after = sum(shares.values());
+      const spent = {
+        money: toDecimal(watch.spent_money as string).plus(after.money).minus(before.money),
+        hours: toDecimal(watch.spent_hours as string).plus(after.hours).minus(before.hours),
+      };
+      return { ...base, whole, shares, spent };
+    },
+    { isolationLevel: 'repeatable read' },
+  );
+}
+
+/**
+ * Writes a plan under the project's budget lock, if no settle came between (the generation it was
+ * computed against is still budget_watches'): takes its pending rows, stores its shares and spent,
+ * and reconciles the crossings. False: another settle came between, plan again.
+ */
+async function applySettle(db: Knex, teamId: string, plan: Plan): Promise<Crossing[] | false> {
+  const projectId = plan.project.id;
+  const where = { team_id: teamId, project_id: projectId };
+  return db.transaction(async (trx) => {
+    await trx.raw(...budgetLock(teamId, projectId));
+    const watch: Pick<Watch, 'settled'> | undefined = await trx('budget_watches').where(where).first('settled');
+    if ((watch ? String(watch.settled) : null) !== plan.generation) return false;
+    if (plan.pendingIds.length > 0) await trx('budget_pending').where(where).whereIn('id', plan.pendingIds).delete();
+    const watched = hasBudget(plan.project);
+    const taskIds = [...plan.shares.keys()];
+    if (plan.whole) await trx('budget_shares').where(where).delete();
+    else if (taskIds.length > 0) await trx('budget_shares').where(where).whereIn('task_id', taskIds).delete();
+    const kept = [...plan.shares].filter(([, share]) => !plan.whole || !share.money.isZero() || !share.hours.isZero());
     for (let from = 0; from < kept.length; from += 5000) {
       const chunk = kept.slice(from, from + 5000);
       await trx.raw(
@@ -174,34 +235,22 @@ async function bringSharesCurrent(trx: Knex, teamId: string, project: BudgetProj
          select :teamId, :projectId, unnest(string_to_array(:ids, ',')::uuid[]), unnest(string_to_array(:money, ',')::numeric[]), unnest(string_to_array(:hours, ',')::numeric[])`,
         {
           teamId,
-          projectId: project.id,
+          projectId,
           ids: chunk.map(([id]) => id).join(','),
           money: chunk.map(([, share]) => share.money.toFixed()).join(','),
           hours: chunk.map(([, share]) => share.hours.toFixed()).join(','),
         },
       );
     }
-    spent = sum(shares.values());
-  } else {
-    const taskIds = [...new Set(pending.flatMap((ids) => ids ?? []))];
-    const shares = await sharesIn(trx, teamId, project, period, now, { kind: 'tasks', projectId: project.id, taskIds });
-    const stored: { task_id: string; money: string; hours: string }[] = await trx('budget_shares').where(where).whereIn('task_id', taskIds).select('task_id', 'money', 'hours');
-    const before = sum(stored.map((row) => ({ money: toDecimal(row.money), hours: toDecimal(row.hours) })));
-    const after = sum(shares.values());
-    await trx('budget_shares').where(where).whereIn('task_id', taskIds).delete();
-    const rows = [...shares].map(([taskId, share]) => ({ ...where, task_id: taskId, money: share.money.toFixed(), hours: share.hours.toFixed() }));
-    if (rows.length > 0) await trx('budget_shares').insert(rows);
-    spent = {
-      money: toDecimal(watch.spent_money as string).plus(after.money).minus(before.money),
-      hours: toDecimal(watch.spent_hours as string).plus(after.hours).minus(before.hours),
-    };
-  }
-  await trx.raw(
-    `insert into budget_watches (team_id, project_id, basis_key, spent_money, spent_hours) values (?, ?, ?, ?, ?)
-     on conflict (team_id, project_id) do update set basis_key = excluded.basis_key, spent_money = excluded.spent_money, spent_hours = excluded.spent_hours`,
-    [teamId, project.id, key, spent.money.toFixed(), spent.hours.toFixed()],
-  );
-  return { period, spent };
+    const basis = watched ? [plan.key, plan.spent.money.toFixed(), plan.spent.hours.toFixed()] : [null, null, null];
+    await trx.raw(
+      `insert into budget_watches (team_id, project_id, basis_key, spent_money, spent_hours, settled) values (?, ?, ?, ?, ?, 1)
+       on conflict (team_id, project_id) do update set basis_key = excluded.basis_key, spent_money = excluded.spent_money,
+         spent_hours = excluded.spent_hours, settled = budget_watches.settled + 1`,
+      [teamId, projectId, ...basis],
+    );
+    return reconcile(trx, teamId, plan.project, plan.period, plan.spent, plan.now);
+  });
 }
 
 /**
@@ -255,43 +304,24 @@ async function reconcile(trx: Knex, teamId: string, project: BudgetProject, peri
 export type Settled = { project: BudgetProject; period: BudgetPeriod; spent: Spent; crossings: Crossing[] };
 
 /**
- * Settles the project (R28.5) in a transaction of its own at the instant the lock is granted: under
- * its budget lock and its row shared, takes the pending rows committed so far and evaluates once for
- * them. `read`: a budget read, which evaluates even with nothing pending (a new day or month) and
- * answers what it found; otherwise nothing is done without pending rows. `deferBig`: a whole
- * recomputation of a big project is left to the background (nothing taken, undefined answered).
+ * Settles the project (R28.5): plans from a snapshot, then writes the plan under the project's budget
+ * lock unless another settle came between (then plans again, finding what that one took gone).
+ * `read`: a budget read, which evaluates even with nothing pending (a new day or month) and answers
+ * what it found; otherwise nothing is done without pending rows. `deferBig`: a whole recomputation of
+ * a big project is left to the background (nothing taken, undefined answered).
  */
 export async function settleBudget(db: Knex, teamId: string, projectId: string, options: { read?: boolean; deferBig?: boolean } = {}): Promise<Settled | undefined> {
-  return db.transaction(async (trx) => {
-    await trx.raw(...budgetLock(teamId, projectId));
-    const waiting = await trx('budget_pending').where({ team_id: teamId, project_id: projectId }).first(trx.raw('1 as found'));
-    if (!waiting && !options.read) return undefined;
-    const project: BudgetProject | undefined = await trx('projects').where({ team_id: teamId, id: projectId }).forShare().first(PROJECT_BUDGET_COLUMNS);
-    if (!project) return undefined;
-    const now = nowIso();
-    const pending: { task_ids: string[] | null }[] = waiting
-      ? (await trx.raw('delete from budget_pending where team_id = ? and project_id = ? returning task_ids', [teamId, projectId])).rows
-      : [];
-    const where = { team_id: teamId, project_id: projectId };
-    if (!hasBudget(project)) {
-      // No budget to watch (it went): no shares kept, every threshold re-armed.
-      await trx('budget_shares').where(where).delete();
-      await trx('budget_watches').where(where).update({ basis_key: null, spent_money: null, spent_hours: null });
-      const period = currentPeriod(project, now);
-      const spent = { money: ZERO, hours: ZERO };
-      return { project, period, spent, crossings: await reconcile(trx, teamId, project, period, spent, now) };
+  for (;;) {
+    const plan = await planSettle(db, teamId, projectId, options);
+    if (plan === 'none' || plan === 'deferred') return undefined;
+    // A read that finds its basis current and nothing pending has nothing to write.
+    if (plan.pendingIds.length === 0 && !plan.whole) {
+      return { project: plan.project, period: plan.period, spent: plan.spent, crossings: await crossingsIn(db, teamId, projectId, plan.period.key) };
     }
-    const current = await bringSharesCurrent(trx, teamId, project, now, pending.map((row) => row.task_ids), options.deferBig === true);
-    if (!current) throw new Deferred();
-    return { project, ...current, crossings: await reconcile(trx, teamId, project, current.period, current.spent, now) };
-  }).catch((err: unknown) => {
-    if (err instanceof Deferred) return undefined;
-    throw err;
-  });
+    const crossings = await applySettle(db, teamId, plan);
+    if (crossings) return { project: plan.project, period: plan.period, spent: plan.spent, crossings };
+  }
 }
-
-/** Rolls a settle back, its pending rows kept, for the background to do. */
-class Deferred extends Error {}
 
 /** Settles every project of the team (or of every team) that has pending rows: the event feed's read, and the background drain. */
 export async function settlePending(db: Knex, teamId?: string): Promise<void> {
