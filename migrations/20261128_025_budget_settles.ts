@@ -12,7 +12,11 @@ import type { Knex } from 'knex';
  *     theirs and adds the differences, whatever writes committed meanwhile.
  *   - budget_watches.settled: a generation bumped by every settle, so a settle planned from a snapshot
  *     writes only if no other settle came between (budget_watches is no longer locked: the budget
- *     lock is an advisory lock on the project).
+ *     lock is an advisory lock on the project);
+ *   - what lets a time log leave its settle for later when it cannot reach a threshold: the highest
+ *     cost rate an hour of the project may have (budget_watches.max_rate), how far spent is from the
+ *     lowest threshold not reached (headroom_money, headroom_hours; null: none left), and each time
+ *     log's pending row's upper bound of what it adds (upper_money, upper_hours; null: unknown).
  */
 export async function up(knex: Knex): Promise<void> {
   const statements = [
@@ -21,6 +25,8 @@ export async function up(knex: Knex): Promise<void> {
        project_id uuid not null,
        id bigint generated always as identity,
        task_ids uuid[],
+       upper_money numeric,
+       upper_hours numeric,
        primary key (team_id, project_id, id),
        foreign key (team_id, project_id) references projects (team_id, id) on delete cascade
     )`,
@@ -34,6 +40,9 @@ export async function up(knex: Knex): Promise<void> {
        foreign key (team_id, project_id) references projects (team_id, id) on delete cascade
     )`,
     `alter table budget_watches add column settled bigint not null default 0`,
+    `alter table budget_watches add column max_rate numeric`,
+    `alter table budget_watches add column headroom_money numeric`,
+    `alter table budget_watches add column headroom_hours numeric`,
     // Watches settled before this migration hold no shares: their next settle computes the whole project.
     `update budget_watches set basis_key = null, spent_money = null, spent_hours = null`,
   ];
@@ -41,5 +50,5 @@ export async function up(knex: Knex): Promise<void> {
 }
 
 export async function down(knex: Knex): Promise<void> {
-  for (const statement of ['alter table budget_watches drop column settled', 'drop table budget_shares', 'drop table budget_pending']) await knex.raw(statement);
+  for (const statement of ['alter table budget_watches drop column settled, drop column max_rate, drop column headroom_money, drop column headroom_hours', 'drop table budget_shares', 'drop table budget_pending']) await knex.raw(statement);
 }

@@ -38,7 +38,14 @@ async function subtractFromMemberTotal(db: Knex, teamId: string, log: TimeLogRow
  * has a budget (then the log's budget is pending, to settle), and the log written (none: not a member
  * of the team).
  */
-export type LoggedTime = { taskFound: boolean; projectId: string | undefined; budgeted: boolean; log: TimeLogRow | undefined };
+export type LoggedTime = {
+  taskFound: boolean;
+  projectId: string | undefined;
+  budgeted: boolean;
+  /** The log's budget pending row, when it must be settled before the log answers (budget-watch.ts). */
+  settle: string | undefined;
+  log: TimeLogRow | undefined;
+};
 
 /**
  * SQL: time_log.created's data (events/event-data.ts, timeLogEvent) of the row `log` in project
@@ -49,6 +56,23 @@ const TIME_LOG_CREATED_DATA = `jsonb_build_object('time_log_id', log.id, 'projec
        'logged_at', to_char(log.logged_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
 
 /**
+ * SQL: whether the log's settle may wait (docs/finance-rules.md R28.5): the project's basis is of the
+ * current period and day (the key budget-watch.ts's basisKey makes), every pending row has an upper
+ * bound (none is a whole recomputation or another write's), and the bounds of the pending rows and
+ * of this log together stay below each budget's headroom (null: no threshold left to reach). A log
+ * only adds to spent, so it cannot then reach a threshold; its row waits for the next settle.
+ */
+const BUDGET_SKIP = `select watch.basis_key = (case when locked.budget_period = 'month'
+             then to_char(cast(:now as timestamptz) at time zone locked.time_zone, 'YYYY-MM') else 'total' end)
+           || ' ' || to_char(cast(:now as timestamptz) at time zone locked.time_zone, 'YYYY-MM-DD')
+         and not exists (select 1 from budget_pending bp where bp.team_id = :teamId and bp.project_id = locked.id and bp.upper_money is null)
+         and (watch.headroom_money is null or watch.headroom_money > bound.money + (select coalesce(sum(bp.upper_money), 0)
+           from budget_pending bp where bp.team_id = :teamId and bp.project_id = locked.id))
+         and (watch.headroom_hours is null or watch.headroom_hours > bound.hours + (select coalesce(sum(bp.upper_hours), 0)
+           from budget_pending bp where bp.team_id = :teamId and bp.project_id = locked.id))
+       from watch, bound, locked`;
+
+/**
  * Logs time on a task, in one statement (so one round trip, atomic without a transaction of its own):
  * takes the task's project row shared (the lock every write to a project's finance inputs takes,
  * here shared because a log changes only its task's own figures), marks the task's figures out of
@@ -57,7 +81,8 @@ const TIME_LOG_CREATED_DATA = `jsonb_build_object('time_log_id', log.id, 'projec
  * log's day in the project's time zone. The lock is taken before anything is written: every insert
  * reads the locked row. Nothing is written when the task or the member is not found. On a project
  * with a budget the statement also marks the budget pending for the task (budget-watch.ts's
- * markBudget), for the caller to settle once it has committed.
+ * markBudget), with an upper bound of what the log adds to spent, and tells the caller to settle it
+ * once committed unless the log cannot reach a threshold (BUDGET_SKIP below).
  */
 export async function logTime(
   db: Knex,
@@ -67,8 +92,8 @@ export async function logTime(
   const result = await preparedRaw<TimeLogRow & { task_found: boolean; project_id: string | null; budgeted: boolean }>(
     db,
     'log_time',
-    `with found as (${projectOfTaskShared(['id', 'revision', 'time_zone', 'budget', 'hours_budget', 'budget_alerts'])}),
-     locked as (select id, revision, time_zone, ${budgetedSql('found')} as budgeted from found),
+    `with found as (${projectOfTaskShared(['id', 'revision', 'time_zone', 'budget', 'hours_budget', 'budget_alerts', 'budget_period'])}),
+     locked as (select id, revision, time_zone, budget_period, ${budgetedSql('found')} as budgeted from found),
      member as (select id from team_members where team_id = :teamId and id = :memberId),
      marked as (${markLockedTask('locked, member')}),
      log as (
@@ -91,14 +116,20 @@ export async function logTime(
          set total_seconds = d.total_seconds + excluded.total_seconds, log_count = d.log_count + 1
        returning 1
      ),
+     watch as (
+       select w.* from budget_watches w, locked where w.team_id = :teamId and w.project_id = locked.id and locked.budgeted
+     ),
+     bound as (select (cast(:seconds as numeric) / 3600 + 0.01) * watch.max_rate + 1 as money, cast(:seconds as numeric) / 3600 + 0.01 as hours from watch),
      pending as (
-       insert into budget_pending (team_id, project_id, task_ids)
-       select :teamId, locked.id, array[log.task_id] from log, locked where locked.budgeted
-       returning 1
+       insert into budget_pending (team_id, project_id, task_ids, upper_money, upper_hours)
+       select :teamId, locked.id, array[log.task_id], bound.money, bound.hours
+       from log cross join locked left join bound on true where locked.budgeted
+       returning id
      ),
      ${eventCtes('log, locked', TIME_LOG_CREATED_DATA)}
      select exists (select 1 from found) as task_found, (select id from found) as project_id,
-       coalesce((select ${budgetedSql('found')} from found), false) as budgeted, log.*
+       coalesce((select ${budgetedSql('found')} from found), false) as budgeted,
+       (select pending.id::text from pending where not coalesce((${BUDGET_SKIP}), false)) as settle, log.*
      from (select 1) one left join log on true`,
     {
       teamId,
@@ -111,12 +142,13 @@ export async function logTime(
       note: log.note,
     },
   );
-  const { task_found: taskFound, project_id: projectId, budgeted: hasBudget, ...row } = result.rows[0] as TimeLogRow & {
+  const { task_found: taskFound, project_id: projectId, budgeted: hasBudget, settle, ...row } = result.rows[0] as TimeLogRow & {
     task_found: boolean;
     project_id: string | null;
     budgeted: boolean;
+    settle: string | null;
   };
-  return { taskFound, projectId: projectId ?? undefined, budgeted: hasBudget, log: row.id ? row : undefined };
+  return { taskFound, projectId: projectId ?? undefined, budgeted: hasBudget, settle: settle ?? undefined, log: row.id ? row : undefined };
 }
 
 export async function findTimeLog(db: Knex, teamId: string, id: string): Promise<TimeLogRow | undefined> {

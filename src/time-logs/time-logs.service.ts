@@ -28,9 +28,10 @@ export async function createTimeLog(db: Knex, teamId: string, taskId: string, bo
     note: body.note ?? null,
   };
   // The log, its event and (on a budgeted project) its budget's pending mark are written by one
-  // statement, so they commit together (events/events.repository.ts); the budget is settled after.
-  const { taskFound, log, budgeted, projectId } = await repo.logTime(db, teamId, entry);
-  if (log && budgeted && projectId) await settleAfterWrite(db, new Map([[projectId, teamId]]));
+  // statement, so they commit together (events/events.repository.ts); the budget is settled after,
+  // unless the log cannot reach a threshold (its mark then waits for the next settle).
+  const { taskFound, log, settle, projectId } = await repo.logTime(db, teamId, entry);
+  if (log && settle && projectId) await settleAfterWrite(db, new Map([[projectId, { teamId, own: [settle] }]]));
   if (!taskFound) throw notFound('TASK_NOT_FOUND', 'Task');
   if (!log) throw fieldError('team_member_id', 'is not a member of this team');
   return presentTimeLog(log);

@@ -1,4 +1,4 @@
-import { percentUsedOf, reaches, remainingOf } from '../../src/finance/rules/budget';
+import { headroomOf, percentUsedOf, reaches, remainingOf } from '../../src/finance/rules/budget';
 import { toDecimal } from '../../src/finance/rules/money';
 import { currentPeriod, hasBudget, monthPeriod } from '../../src/finance/read-model/budget-watch';
 
@@ -12,6 +12,15 @@ describe('budget rules (docs/finance-rules.md R28)', () => {
     expect(reaches(d('0.03'), d('0.01'), 33)).toBe(true); // 1 x 100 >= 3 x 33
     expect(reaches(d('0.03'), d('0.01'), 34)).toBe(false);
     expect(reaches(d('100'), d('1000'), 1000)).toBe(true);
+  });
+
+  it('leaves as headroom the distance to the lowest threshold not yet reached', () => {
+    expect(headroomOf(d('1000'), d('450'), [80, 50, 100])?.toFixed()).toBe('50'); // 500 - 450
+    expect(headroomOf(d('1000'), d('500'), [50, 80])?.toFixed()).toBe('300'); // 50 % reached: 800 - 500
+    expect(headroomOf(d('0.03'), d('0'), [33])?.toFixed()).toBe('0.0099'); // 0.03 x 33 / 100
+    expect(headroomOf(d('1000'), d('1000'), [50, 100])).toBeNull(); // every threshold reached
+    expect(headroomOf(null, d('0'), [50])).toBeNull();
+    expect(headroomOf(d('0'), d('0'), [50])).toBeNull();
   });
 
   it('rounds percent_used half away from zero to 2 decimals, above 100 too', () => {

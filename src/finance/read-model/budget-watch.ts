@@ -1,7 +1,7 @@
 import type { Knex } from 'knex';
 import { dateIn, nowIso } from '../../clock';
 import { recordEvent } from '../../events/events.repository';
-import { BUDGET_KINDS, BudgetKind, isActiveBudget, reaches } from '../rules/budget';
+import { BUDGET_KINDS, BudgetKind, headroomOf, isActiveBudget, reaches } from '../rules/budget';
 import { Decimal, ZERO, toDecimal } from '../rules/money';
 import { DayRange, Scope } from '../inputs/scope';
 import { computeOwnFigures } from './labor';
@@ -146,7 +146,7 @@ export const budgetSettings = { backgroundTasks: 2000 };
 export const budgetLock = (teamId: string, projectId: string) =>
   ['select pg_advisory_xact_lock(hashtext(?), hashtext(?))', [`budget ${teamId}`, projectId]] as const;
 
-type Watch = { basis_key: string | null; spent_money: string | null; spent_hours: string | null; settled: string | number };
+type Watch = { basis_key: string | null; spent_money: string | null; spent_hours: string | null; settled: string | number; max_rate: string | null };
 
 /**
  * What a settle will write, worked out from one snapshot without any lock: the pending rows it takes,
@@ -163,7 +163,29 @@ type Plan = {
   whole: boolean;
   shares: Map<string, Share>;
   spent: Spent;
+  /** The highest cost an hour of the project may have (null: not known). */
+  maxRate: string | null;
 };
+
+/**
+ * The highest cost rate an hour of the project has on any day, from its rate card and its members' own
+ * rates (a day rate divided by the day's hours), 0 when none: a bound of what an hour logged can add.
+ */
+async function maxRateOf(trx: Knex, teamId: string, projectId: string): Promise<string> {
+  const result = await trx.raw(
+    `select coalesce(max(rate), 0) / (case when p.rate_unit = 'day' then p.hours_per_day else 1 end) as max_rate
+     from projects p
+     left join lateral (
+       select hourly_rate as rate from project_rate_cards where team_id = p.team_id and project_id = p.id
+       union all
+       select hourly_rate from project_member_rates where team_id = p.team_id and project_id = p.id
+     ) rates on true
+     where p.team_id = ? and p.id = ?
+     group by p.rate_unit, p.hours_per_day`,
+    [teamId, projectId],
+  );
+  return String(result.rows[0]?.max_rate ?? '0');
+}
 
 /**
  * Plans a settle in a repeatable-read snapshot: none when there is nothing pending (and `read` was not
@@ -182,9 +204,9 @@ async function planSettle(db: Knex, teamId: string, projectId: string, options: 
       const now = nowIso();
       const period = currentPeriod(project, now);
       const key = basisKey(period, project, now);
-      const watch: Watch | undefined = await trx('budget_watches').where(where).first('basis_key', 'spent_money', 'spent_hours', 'settled');
+      const watch: Watch | undefined = await trx('budget_watches').where(where).first('basis_key', 'spent_money', 'spent_hours', 'settled', 'max_rate');
       const base = { project, period, key, now, generation: watch ? String(watch.settled) : null, pendingIds: pending.map((row) => String(row.id)) };
-      if (!hasBudget(project)) return { ...base, whole: true, shares: new Map(), spent: { money: ZERO, hours: ZERO } };
+      if (!hasBudget(project)) return { ...base, whole: true, shares: new Map(), spent: { money: ZERO, hours: ZERO }, maxRate: null };
       const whole = !watch || watch.basis_key !== key || watch.spent_money === null || watch.spent_hours === null || pending.some((row) => row.task_ids === null);
       if (whole) {
         if (options.deferBig) {
@@ -192,7 +214,7 @@ async function planSettle(db: Knex, teamId: string, projectId: string, options: 
           if (Number(tasks?.count ?? 0) > budgetSettings.backgroundTasks) return 'deferred';
         }
         const shares = await sharesIn(trx, teamId, project, period, now, { kind: 'project', projectId });
-        return { ...base, whole, shares, spent: sum(shares.values()) };
+        return { ...base, whole, shares, spent: sum(shares.values()), maxRate: await maxRateOf(trx, teamId, projectId) };
       }
       const taskIds = [...new Set(pending.flatMap((row) => row.task_ids ?? []))];
       const shares = taskIds.length > 0 ? await sharesIn(trx, teamId, project, period, now, { kind: 'tasks', projectId, taskIds }) : new Map<string, Share>();
@@ -204,7 +226,8 @@ async function planSettle(db: Knex, teamId: string, projectId: string, options: 
         money: toDecimal(watch.spent_money as string).plus(after.money).minus(before.money),
         hours: toDecimal(watch.spent_hours as string).plus(after.hours).minus(before.hours),
       };
-      return { ...base, whole, shares, spent };
+      // Rates change only by writes that make a whole recomputation: the bound found with the basis holds.
+      return { ...base, whole, shares, spent, maxRate: watch.max_rate === null ? null : String(watch.max_rate) };
     },
     { isolationLevel: 'repeatable read' },
   );
@@ -242,11 +265,16 @@ async function applySettle(db: Knex, teamId: string, plan: Plan): Promise<Crossi
         },
       );
     }
-    const basis = watched ? [plan.key, plan.spent.money.toFixed(), plan.spent.hours.toFixed()] : [null, null, null];
+    const headroom = (kind: BudgetKind) => headroomOf(budgetOf(plan.project, kind), plan.spent[kind], plan.project.budget_alerts)?.toFixed() ?? null;
+    const basis = watched
+      ? [plan.key, plan.spent.money.toFixed(), plan.spent.hours.toFixed(), plan.maxRate, headroom('money'), headroom('hours')]
+      : [null, null, null, null, null, null];
     await trx.raw(
-      `insert into budget_watches (team_id, project_id, basis_key, spent_money, spent_hours, settled) values (?, ?, ?, ?, ?, 1)
+      `insert into budget_watches (team_id, project_id, basis_key, spent_money, spent_hours, max_rate, headroom_money, headroom_hours, settled)
+       values (?, ?, ?, ?, ?, ?, ?, ?, 1)
        on conflict (team_id, project_id) do update set basis_key = excluded.basis_key, spent_money = excluded.spent_money,
-         spent_hours = excluded.spent_hours, settled = budget_watches.settled + 1`,
+         spent_hours = excluded.spent_hours, max_rate = excluded.max_rate, headroom_money = excluded.headroom_money,
+         headroom_hours = excluded.headroom_hours, settled = budget_watches.settled + 1`,
       [teamId, projectId, ...basis],
     );
     return reconcile(trx, teamId, plan.project, plan.period, plan.spent, plan.now);
@@ -308,12 +336,20 @@ export type Settled = { project: BudgetProject; period: BudgetPeriod; spent: Spe
  * lock unless another settle came between (then plans again, finding what that one took gone).
  * `read`: a budget read, which evaluates even with nothing pending (a new day or month) and answers
  * what it found; otherwise nothing is done without pending rows. `deferBig`: a whole recomputation of
- * a big project is left to the background (nothing taken, undefined answered).
+ * a big project is left to the background (nothing taken, undefined answered). `own`: a write's
+ * pending rows, done with once another settle took them.
  */
-export async function settleBudget(db: Knex, teamId: string, projectId: string, options: { read?: boolean; deferBig?: boolean } = {}): Promise<Settled | undefined> {
+export async function settleBudget(
+  db: Knex,
+  teamId: string,
+  projectId: string,
+  options: { read?: boolean; deferBig?: boolean; own?: readonly string[] } = {},
+): Promise<Settled | undefined> {
   for (;;) {
     const plan = await planSettle(db, teamId, projectId, options);
     if (plan === 'none' || plan === 'deferred') return undefined;
+    // A write's own pending rows taken by a settle that came first: it is settled.
+    if (options.own && !options.own.some((id) => plan.pendingIds.includes(id))) return undefined;
     // A read that finds its basis current and nothing pending has nothing to write.
     if (plan.pendingIds.length === 0 && !plan.whole) {
       return { project: plan.project, period: plan.period, spent: plan.spent, crossings: await crossingsIn(db, teamId, projectId, plan.period.key) };
@@ -330,8 +366,10 @@ export async function settlePending(db: Knex, teamId?: string): Promise<void> {
   for (const row of (await query) as { team_id: string; project_id: string }[]) await settleBudget(db, row.team_id, row.project_id);
 }
 
-/** Per write transaction: the budgeted projects it marked (project id, team id), to settle once it commits. */
-const markedByTransaction = new WeakMap<Knex, Map<string, string>>();
+/** Per write transaction: the budgeted projects it marked, with their team and the pending rows it inserted, to settle once it commits. */
+const markedByTransaction = new WeakMap<Knex, Map<string, Marked>>();
+
+type Marked = { teamId: string; own: string[] };
 
 /**
  * Called by the lock helpers of freshness.ts (and by a budget change) once the project's row is held,
@@ -340,11 +378,18 @@ const markedByTransaction = new WeakMap<Knex, Map<string, string>>();
  * cost) or for the whole project, and has writeTransaction settle it after the commit.
  */
 export async function markBudget(db: Knex, teamId: string, projectId: string, taskIds?: readonly string[]): Promise<void> {
-  await db.raw('insert into budget_pending (team_id, project_id, task_ids) values (?, ?, ?::uuid[])', [teamId, projectId, taskIds ? `{${taskIds.join(',')}}` : null]);
+  const result = await db.raw('insert into budget_pending (team_id, project_id, task_ids) values (?, ?, ?::uuid[]) returning id', [
+    teamId,
+    projectId,
+    taskIds ? `{${taskIds.join(',')}}` : null,
+  ]);
   const trx = db as Knex.Transaction;
   if (!trx.isTransaction) return;
-  const marked = markedByTransaction.get(trx) ?? new Map<string, string>();
-  markedByTransaction.set(trx, marked.set(projectId, teamId));
+  const marked = markedByTransaction.get(trx) ?? new Map<string, Marked>();
+  markedByTransaction.set(trx, marked);
+  const entry = marked.get(projectId) ?? { teamId, own: [] };
+  entry.own.push(String(result.rows[0].id));
+  marked.set(projectId, entry);
 }
 
 /**
@@ -353,7 +398,7 @@ export async function markBudget(db: Knex, teamId: string, projectId: string, ta
  * fails leaves its pending rows for the next one (the background drain's, or a read's).
  */
 export async function writeTransaction<T>(db: Knex, work: (trx: Knex.Transaction) => Promise<T>): Promise<T> {
-  let marked: Map<string, string> | undefined;
+  let marked: Map<string, Marked> | undefined;
   const result = await db.transaction(async (trx) => {
     const value = await work(trx);
     marked = markedByTransaction.get(trx);
@@ -363,9 +408,9 @@ export async function writeTransaction<T>(db: Knex, work: (trx: Knex.Transaction
   return result;
 }
 
-/** Settles the projects a committed write marked (project id, team id); a failure leaves their rows pending. */
-export async function settleAfterWrite(db: Knex, marked: ReadonlyMap<string, string>): Promise<void> {
-  for (const [projectId, teamId] of marked) {
-    await settleBudget(db, teamId, projectId, { deferBig: true }).catch(() => undefined);
+/** Settles the projects a committed write marked, until its own pending rows are taken; a failure leaves them pending. */
+export async function settleAfterWrite(db: Knex, marked: ReadonlyMap<string, Marked>): Promise<void> {
+  for (const [projectId, { teamId, own }] of marked) {
+    await settleBudget(db, teamId, projectId, { deferBig: true, own }).catch(() => undefined);
   }
 }

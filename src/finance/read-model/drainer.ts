@@ -90,6 +90,17 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
     return done.kind === 'drained' && done.more;
   }
 
+  /**
+   * Budgets writes left pending (time logs that could not reach a threshold, a big project's whole
+   * recomputation, a settle that failed or never ran), at most once a poll interval, backlog or not.
+   */
+  let settledAt = 0;
+  async function settleBudgets(): Promise<void> {
+    if (performance.now() - settledAt < pollMs) return;
+    await settlePending(db).catch((err: unknown) => logger.warn({ err }, 'settling pending budgets failed'));
+    settledAt = performance.now();
+  }
+
   async function work(): Promise<void> {
     while (!stopped) {
       if (queue.size === 0) {
@@ -102,8 +113,7 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
         } catch (err) {
           logger.warn({ err }, 'could not look for marks to drain');
         }
-        // Budgets a write left pending: a big project's whole recomputation, or a settle that failed or never ran (a crash).
-        await settlePending(db).catch((err: unknown) => logger.warn({ err }, 'settling pending budgets failed'));
+        await settleBudgets();
         if (stopped) break;
         if (queue.size === 0) continue;
       }
@@ -127,6 +137,7 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
       }
       // Not straight back to a project that failed (the database gone, say): the next look after a pause.
       if (failed) queue.clear();
+      if (!stopped) await settleBudgets();
     }
   }
 

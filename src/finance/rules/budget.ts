@@ -28,3 +28,14 @@ export function percentUsedOf(budget: Decimal | null, spent: Decimal): Decimal |
 export function reaches(budget: Decimal | null, spent: Decimal, percent: number): boolean {
   return isActiveBudget(budget) && spent.times(100).gte(budget.times(toDecimal(percent)));
 }
+
+/**
+ * How much spent can still grow before it reaches a threshold it has not reached (R28.4): the lowest
+ * such threshold's amount minus spent. Null when none is left to reach (or the budget is null or zero).
+ */
+export function headroomOf(budget: Decimal | null, spent: Decimal, percents: readonly number[]): Decimal | null {
+  if (!isActiveBudget(budget)) return null;
+  const open = percents.filter((percent) => !reaches(budget, spent, percent));
+  if (open.length === 0) return null;
+  return budget.times(toDecimal(Math.min(...open))).div(100).minus(spent);
+}

@@ -65,6 +65,7 @@ it('records a crossing that came with no write at the first budget read, once', 
   setClock(new Date('2031-05-10T23:59:00Z'));
   const { project, role, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [100] });
   await logTime(h.api, task.id, ann.id, { seconds: 8 * 3600, logged_at: '2031-05-10T20:00:00Z' }); // 800
+  await budgetOf(h.api, project.id); // the log settled (far enough from 1000 to have waited)
   // A rate written straight into the table (as the midnight tests do): 125 from 2031-05-10. No write
   // through the service, so nothing evaluated: 8 x 125 = 1000.
   await h.db('project_rate_cards').insert({ team_id: h.teamId, project_id: project.id, job_role_id: role.id, effective_from: '2031-05-10', hourly_rate: '125' });

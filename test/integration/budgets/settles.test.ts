@@ -10,10 +10,11 @@ import { TOTAL, budgetOf, budgetedProject, crossingsAfter } from './support';
 /*
  * When a budget is settled (docs/finance-rules.md R28.5): a write marks its budget pending in its own
  * transaction and settles it once committed, before it answers, so its crossings are stored before
- * anyone reads; what no settle took (a write whose instance died after committing, a big project's
- * whole recomputation) is settled by the event feed's read, the budget read or the background drain,
- * once. The tables are read directly where a read through the API would settle first. Dev costs
- * 100.00 an hour, so spent is hours x 100.
+ * anyone reads; a time log that cannot reach a threshold leaves its mark for the next settle; what no
+ * settle took (a write whose instance died after committing, a big project's whole recomputation) is
+ * settled by the event feed's read, the budget read or the background drain, once. The tables are
+ * read directly where a read through the API would settle first. Dev costs 100.00 an hour, so spent
+ * is hours x 100.
  */
 let h: Harness;
 let drainer: Drainer | undefined;
@@ -76,14 +77,48 @@ describe('a write answers with its crossings stored', () => {
   });
 });
 
+describe('a time log', () => {
+  it('that cannot reach a threshold leaves its mark, and the first that may settles them all, exactly', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    // Headroom 500. A log's bound is (its hours + 0.01) x the highest rate (100.00) + 1: 1 h 102, 3 h 302, 0.5 h 52.
+    await logTime(h.api, task.id, ann.id, hours(1));
+    await logTime(h.api, task.id, ann.id, hours(3));
+    await logTime(h.api, task.id, ann.id, hours(0.5)); // bounds 456 < 500: 450 spent, nothing to settle yet
+    expect(await pending(project.id)).toBe(3);
+    // 0.6 h: its bound (62) would take the pending bounds past 500; settled with every log: 510.
+    await logTime(h.api, task.id, ann.id, hours(0.6));
+    expect(await pending(project.id)).toBe(0);
+    expect(await storedCrossings(project.id)).toEqual([[50, 510]]);
+  });
+
+  it('is bounded by the highest rate, a member\'s own included', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    await h.api.put(`/api/projects/${project.id}/members/${ann.id}/rates`, { hourly_rate: 400, effective_from: '1970-01-01' }).expect(200);
+    await logTime(h.api, task.id, ann.id, hours(1)); // 400: bound 1.01 x 400 + 1 = 405 < 500
+    expect(await pending(project.id)).toBe(1);
+    // 0.3 h at 400 is 120: 520. Bounded by the role's 100.00 it would look like 32 and wait.
+    await logTime(h.api, task.id, ann.id, hours(0.3));
+    expect(await storedCrossings(project.id)).toEqual([[50, 520]]);
+  });
+
+  it('in a monthly budget, waits only while the basis is of the current month and day', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50], budget_period: 'month' });
+    await h.db('budget_watches').where({ team_id: h.teamId, project_id: project.id }).update({ basis_key: 'total 2020-01-01' });
+    await logTime(h.api, task.id, ann.id, { seconds: 3600 }); // now: this month; the basis is stale, so it settles
+    expect(await pending(project.id)).toBe(0);
+    await logTime(h.api, task.id, ann.id, { seconds: 3600 }); // basis current: waits
+    expect(await pending(project.id)).toBe(1);
+  });
+});
+
 describe('a write that committed but never settled (its instance died)', () => {
   it('is settled by the event feed read, once, with what every committed write added', async () => {
     const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50, 100] });
-    await logTime(h.api, task.id, ann.id, hours(4)); // 400, settled
+    await logTime(h.api, task.id, ann.id, hours(4)); // 400, its bound (402) below 500: left pending
     await logWithoutSettle(task.id, ann.id, 2); // 600
     await logWithoutSettle(task.id, ann.id, 5); // 1100
     expect(await storedCrossings(project.id)).toEqual([]);
-    expect(await pending(project.id)).toBe(2);
+    expect(await pending(project.id)).toBe(3);
     expect(await crossingsAfter(h.api, project.id)).toEqual([
       { project_id: project.id, kind: 'money', percent: 50, budget: 1000, spent: 1100, period: TOTAL },
       { project_id: project.id, kind: 'money', percent: 100, budget: 1000, spent: 1100, period: TOTAL },
@@ -124,17 +159,17 @@ describe('a big project', () => {
   it('leaves a whole recomputation to the background, and the feed read settles it', async () => {
     const { project, role, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
     await createTask(h.api, project.id, { estimated_hours: 1 });
-    await logTime(h.api, task.id, ann.id, hours(4)); // 400, settled: the day's whole recomputation is done
+    await h.api.put(`/api/project-finance/task/${task.id}/fixed-cost`, { fixed_cost: 0 }).expect(200); // settled: the day's whole recomputation is done
     budgetSettings.backgroundTasks = 1; // two tasks: big
-    // A time log recomputes its task only, before it answers, big project or not.
-    await logTime(h.api, task.id, ann.id, hours(0.5)); // 450
+    // A write to a task's own figures recomputes that task only, before it answers, big project or not.
+    await h.api.put(`/api/project-finance/task/${task.id}/fixed-cost`, { fixed_cost: 450 }).expect(200); // 450
     expect(await pending(project.id)).toBe(0);
-    await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 200 }]); // 4.5 h x 200 = 900
+    await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 200 }]); // unchanged: nothing logged yet
     expect(await pending(project.id)).toBe(1);
-    expect(await storedCrossings(project.id)).toEqual([]);
-    // Later writes wait behind it: a log's settle finds the whole recomputation pending, and leaves it too.
-    await logTime(h.api, task.id, ann.id, hours(0.5)); // 1000
+    // Later writes wait behind it: a settle finds the whole recomputation pending, and leaves it too.
+    await logTime(h.api, task.id, ann.id, hours(2.75)); // 450 + 2.75 h x 200 = 1000
     expect(await pending(project.id)).toBe(2);
+    expect(await storedCrossings(project.id)).toEqual([]);
     expect(await crossingsAfter(h.api, project.id)).toEqual([{ project_id: project.id, kind: 'money', percent: 50, budget: 1000, spent: 1000, period: TOTAL }]);
     expect(await pending(project.id)).toBe(0);
   });
