@@ -56,7 +56,9 @@ const TIME_LOG_CREATED_DATA = `jsonb_build_object('time_log_id', log.id, 'projec
        'logged_at', to_char(log.logged_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'))`;
 
 /**
- * SQL: whether the log's settle may wait (docs/finance-rules.md R28.5): the project's basis is of the
+ * SQL, a CTE's body: whether the log's settle may wait (`wait`; docs/finance-rules.md R28.5), its
+ * pending row then holding its upper bound (else none, so the row is settled at once, by the log or,
+ * if it stops first, by the background drain): the project's basis is of the
  * current period and day (the key budget-watch.ts's basisKey makes), every pending row has an upper
  * bound (none is a whole recomputation or another write's), and the bounds of the pending rows and
  * of this log together stay below each budget's headroom (null: no threshold left to reach). A log
@@ -65,12 +67,10 @@ const TIME_LOG_CREATED_DATA = `jsonb_build_object('time_log_id', log.id, 'projec
 const BUDGET_SKIP = `select watch.basis_key = (case when locked.budget_period = 'month'
              then to_char(cast(:now as timestamptz) at time zone locked.time_zone, 'YYYY-MM') else 'total' end)
            || ' ' || to_char(cast(:now as timestamptz) at time zone locked.time_zone, 'YYYY-MM-DD')
-         and not exists (select 1 from budget_pending bp where bp.team_id = :teamId and bp.project_id = locked.id and bp.upper_money is null)
-         and (watch.headroom_money is null or watch.headroom_money > bound.money + (select coalesce(sum(bp.upper_money), 0)
-           from budget_pending bp where bp.team_id = :teamId and bp.project_id = locked.id))
-         and (watch.headroom_hours is null or watch.headroom_hours > bound.hours + (select coalesce(sum(bp.upper_hours), 0)
-           from budget_pending bp where bp.team_id = :teamId and bp.project_id = locked.id))
-       from watch, bound, locked`;
+         and not waiting.unbounded
+         and (watch.headroom_money is null or watch.headroom_money > bound.money + waiting.money)
+         and (watch.headroom_hours is null or watch.headroom_hours > bound.hours + waiting.hours) as wait
+       from watch, bound, locked, waiting`;
 
 /**
  * Logs time on a task, in one statement (so one round trip, atomic without a transaction of its own):
@@ -81,8 +81,8 @@ const BUDGET_SKIP = `select watch.basis_key = (case when locked.budget_period = 
  * log's day in the project's time zone. The lock is taken before anything is written: every insert
  * reads the locked row. Nothing is written when the task or the member is not found. On a project
  * with a budget the statement also marks the budget pending for the task (budget-watch.ts's
- * markBudget), with an upper bound of what the log adds to spent, and tells the caller to settle it
- * once committed unless the log cannot reach a threshold (BUDGET_SKIP below).
+ * markBudget) and tells the caller to settle it once committed, unless the log cannot reach a
+ * threshold (BUDGET_SKIP above).
  */
 export async function logTime(
   db: Knex,
@@ -120,16 +120,21 @@ export async function logTime(
        select w.* from budget_watches w, locked where w.team_id = :teamId and w.project_id = locked.id and locked.budgeted
      ),
      bound as (select (cast(:seconds as numeric) / 3600 + 0.01) * watch.max_rate + 1 as money, cast(:seconds as numeric) / 3600 + 0.01 as hours from watch),
+     waiting as (
+       select coalesce(bool_or(bp.upper_money is null), false) as unbounded, coalesce(sum(bp.upper_money), 0) as money, coalesce(sum(bp.upper_hours), 0) as hours
+       from budget_pending bp, watch where bp.team_id = :teamId and bp.project_id = watch.project_id
+     ),
+     decision as (${BUDGET_SKIP}),
      pending as (
        insert into budget_pending (team_id, project_id, task_ids, upper_money, upper_hours)
-       select :teamId, locked.id, array[log.task_id], bound.money, bound.hours
-       from log cross join locked left join bound on true where locked.budgeted
-       returning id
+       select :teamId, locked.id, array[log.task_id], case when decision.wait then bound.money end, case when decision.wait then bound.hours end
+       from log cross join locked left join bound on true left join decision on true where locked.budgeted
+       returning id, upper_money
      ),
      ${eventCtes('log, locked', TIME_LOG_CREATED_DATA)}
      select exists (select 1 from found) as task_found, (select id from found) as project_id,
        coalesce((select ${budgetedSql('found')} from found), false) as budgeted,
-       (select pending.id::text from pending where not coalesce((${BUDGET_SKIP}), false)) as settle, log.*
+       (select pending.id::text from pending where pending.upper_money is null) as settle, log.*
      from (select 1) one left join log on true`,
     {
       teamId,

@@ -359,9 +359,16 @@ export async function settleBudget(
   }
 }
 
-/** Settles every project of the team (or of every team) that has pending rows: the event feed's read, and the background drain. */
-export async function settlePending(db: Knex, teamId?: string): Promise<void> {
-  const query = db('budget_pending').distinct('team_id', 'project_id');
+/**
+ * Settles every project of the team (or of every team) that has pending rows: the event feed's read.
+ * `waitingAtLeast`: the background drain's, which settles a project whose rows are all time logs that
+ * could not reach a threshold (they may wait, R28.5) only once that many have gathered.
+ */
+export async function settlePending(db: Knex, teamId?: string, waitingAtLeast = 0): Promise<void> {
+  const query = db('budget_pending')
+    .select('team_id', 'project_id')
+    .groupBy('team_id', 'project_id')
+    .havingRaw('bool_or(upper_money is null) or count(*) >= ?', [waitingAtLeast]);
   if (teamId !== undefined) query.where({ team_id: teamId });
   for (const row of (await query) as { team_id: string; project_id: string }[]) await settleBudget(db, row.team_id, row.project_id);
 }

@@ -28,6 +28,12 @@ import { settlePending } from './budget-watch';
 /** Tasks recomputed per transaction: their breakdown parts stored too (labor.ts's partsEagerly), and about a MB of JSON at most. */
 const BATCH = 50;
 
+/**
+ * Time logs of a project left waiting for its budget's next settle (they cannot reach a threshold)
+ * that the drain lets gather before settling them: each log's statement sums them.
+ */
+const WAITING_LOGS = 200;
+
 /** How often the marks' tables are looked at when nothing is queued. */
 const POLL_MS = 250;
 
@@ -91,13 +97,14 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
   }
 
   /**
-   * Budgets writes left pending (time logs that could not reach a threshold, a big project's whole
-   * recomputation, a settle that failed or never ran), at most once a poll interval, backlog or not.
+   * Budgets writes left pending (a big project's whole recomputation, a settle that failed or never
+   * ran; time logs that could not reach a threshold once WAITING_LOGS have gathered), at most once a
+   * poll interval, backlog or not.
    */
   let settledAt = 0;
   async function settleBudgets(): Promise<void> {
     if (performance.now() - settledAt < pollMs) return;
-    await settlePending(db).catch((err: unknown) => logger.warn({ err }, 'settling pending budgets failed'));
+    await settlePending(db, undefined, WAITING_LOGS).catch((err: unknown) => logger.warn({ err }, 'settling pending budgets failed'));
     settledAt = performance.now();
   }
 
