@@ -28,13 +28,19 @@ import { computeOwnFigures } from './labor';
  * background drain (drainer.ts), the next settle of the project, the budget read or the event feed's
  * read settles. Exactly once: the crossing rows are read and written only under the budget lock.
  *
+ * A time log that cannot reach a threshold does not settle: its row holds an upper bound of what it
+ * adds (time-logs.repository.ts's BUDGET_SKIP, against the headroom and the highest rate each settle
+ * stores in budget_watches) and waits for the next settle. A log only adds to spent, so a crossing is
+ * still recorded by the first write that may make it, which settles every waiting log with its own.
+ *
  * What it costs: budget_shares holds each task's share of spent for the period and day of the
  * basis (budget_watches), and spent is their sum. A settle of writes that name their tasks (a time
  * log, a fixed cost) recomputes those tasks only (absolute shares, so a task settled twice is not
  * counted twice) and adds the differences; any other write, or the first settle of a day (a rate that
- * took effect at midnight), recomputes the whole project. On a project larger than budgetSettings.backgroundTasks
- * a whole recomputation takes long enough to be left to the background drain rather than made
- * before the write answers; the budget read and the event feed's read settle it first.
+ * took effect at midnight), recomputes the whole project. On a project larger than
+ * budgetSettings.backgroundTasks a whole recomputation takes long enough to be left to the background
+ * drain rather than made before the write answers; the budget read and the event feed's read settle
+ * it first.
  *
  * Projects without an active budget (none set, zero, or no alert percentages) do nothing of this:
  * the lock helpers check the row they already hold (hasBudget), and the time log's statement checks
@@ -140,7 +146,7 @@ const basisKey = (period: BudgetPeriod, project: { time_zone: string }, now: str
  * backgroundTasks: a project with more non-archived tasks than this is recomputed whole by the
  * background drain, not before a write answers (tests make it small).
  */
-export const budgetSettings = { backgroundTasks: 2000 };
+export const budgetSettings = { backgroundTasks: 200 };
 
 /** SQL and bindings of the project's budget lock: an advisory lock, apart from the refresh lock's keys (freshness.ts). */
 export const budgetLock = (teamId: string, projectId: string) =>

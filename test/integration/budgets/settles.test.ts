@@ -152,8 +152,9 @@ describe('a write that committed but never settled (its instance died)', () => {
 });
 
 describe('a big project', () => {
+  const backgroundTasks = budgetSettings.backgroundTasks;
   afterEach(() => {
-    budgetSettings.backgroundTasks = 2000;
+    budgetSettings.backgroundTasks = backgroundTasks;
   });
 
   it('leaves a whole recomputation to the background, and the feed read settles it', async () => {
