@@ -30,6 +30,8 @@ export async function up(knex: Knex): Promise<void> {
        primary key (team_id, project_id, id),
        foreign key (team_id, project_id) references projects (team_id, id) on delete cascade
     )`,
+    // The marks a time log's statement must find to know it cannot wait (time-logs.repository.ts's BUDGET_SKIP).
+    `create index budget_pending_unbounded on budget_pending (team_id, project_id) where upper_money is null`,
     `create table budget_shares (
        team_id uuid not null,
        project_id uuid not null,

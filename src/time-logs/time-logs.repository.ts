@@ -61,16 +61,19 @@ const TIME_LOG_CREATED_DATA = `jsonb_build_object('time_log_id', log.id, 'projec
  * if it stops first, by the background drain): the project's basis is of the
  * current period and day (the key budget-watch.ts's basisKey makes), every pending row has an upper
  * bound (none is a whole recomputation or another write's), and the bounds of the pending rows and
- * of this log together stay below each budget's headroom (null: no threshold left to reach). A log
- * only adds to spent, so it cannot then reach a threshold; its row waits for the next settle.
+ * of this log together stay below each budget's headroom (null: no threshold left to reach, and
+ * nothing summed). A log only adds to spent, so it cannot then reach a threshold; its row waits for
+ * the next settle.
  */
+const WAITING = (column: string) =>
+  `(select coalesce(sum(bp.${column}), 0) from budget_pending bp where bp.team_id = :teamId and bp.project_id = watch.project_id)`;
 const BUDGET_SKIP = `select watch.basis_key = (case when locked.budget_period = 'month'
              then to_char(cast(:now as timestamptz) at time zone locked.time_zone, 'YYYY-MM') else 'total' end)
            || ' ' || to_char(cast(:now as timestamptz) at time zone locked.time_zone, 'YYYY-MM-DD')
-         and not waiting.unbounded
-         and (watch.headroom_money is null or watch.headroom_money > bound.money + waiting.money)
-         and (watch.headroom_hours is null or watch.headroom_hours > bound.hours + waiting.hours) as wait
-       from watch, bound, locked, waiting`;
+         and not exists (select 1 from budget_pending bp where bp.team_id = :teamId and bp.project_id = watch.project_id and bp.upper_money is null)
+         and case when watch.headroom_money is null then true else watch.headroom_money > bound.money + ${WAITING('upper_money')} end
+         and case when watch.headroom_hours is null then true else watch.headroom_hours > bound.hours + ${WAITING('upper_hours')} end as wait
+       from watch, bound, locked`;
 
 /**
  * Logs time on a task, in one statement (so one round trip, atomic without a transaction of its own):
@@ -120,10 +123,6 @@ export async function logTime(
        select w.* from budget_watches w, locked where w.team_id = :teamId and w.project_id = locked.id and locked.budgeted
      ),
      bound as (select (cast(:seconds as numeric) / 3600 + 0.01) * watch.max_rate + 1 as money, cast(:seconds as numeric) / 3600 + 0.01 as hours from watch),
-     waiting as (
-       select coalesce(bool_or(bp.upper_money is null), false) as unbounded, coalesce(sum(bp.upper_money), 0) as money, coalesce(sum(bp.upper_hours), 0) as hours
-       from budget_pending bp, watch where bp.team_id = :teamId and bp.project_id = watch.project_id
-     ),
      decision as (${BUDGET_SKIP}),
      pending as (
        insert into budget_pending (team_id, project_id, task_ids, upper_money, upper_hours)

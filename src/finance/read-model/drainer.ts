@@ -30,9 +30,10 @@ const BATCH = 50;
 
 /**
  * Time logs of a project left waiting for its budget's next settle (they cannot reach a threshold)
- * that the drain lets gather before settling them: each log's statement sums them.
+ * that the drain lets gather before settling them: a settle recomputes each task they name once, so
+ * the more gather, the less each costs; a log's statement sums them only while a threshold is left.
  */
-const WAITING_LOGS = 200;
+const WAITING_LOGS = 2000;
 
 /** How often the marks' tables are looked at when nothing is queued. */
 const POLL_MS = 250;
