@@ -27,6 +27,7 @@ export async function up(knex: Knex): Promise<void> {
        task_ids uuid[],
        upper_money numeric,
        upper_hours numeric,
+       marked_at timestamptz not null,
        primary key (team_id, project_id, id),
        foreign key (team_id, project_id) references projects (team_id, id) on delete cascade
     )`,

@@ -125,8 +125,9 @@ export async function logTime(
      bound as (select (cast(:seconds as numeric) / 3600 + 0.01) * watch.max_rate + 1 as money, cast(:seconds as numeric) / 3600 + 0.01 as hours from watch),
      decision as (${BUDGET_SKIP}),
      pending as (
-       insert into budget_pending (team_id, project_id, task_ids, upper_money, upper_hours)
-       select :teamId, locked.id, array[log.task_id], case when decision.wait then bound.money end, case when decision.wait then bound.hours end
+       insert into budget_pending (team_id, project_id, task_ids, upper_money, upper_hours, marked_at)
+       select :teamId, locked.id, array[log.task_id], case when decision.wait then bound.money end, case when decision.wait then bound.hours end,
+         cast(:now as timestamptz)
        from log cross join locked left join bound on true left join decision on true where locked.budgeted
        returning id, upper_money
      ),

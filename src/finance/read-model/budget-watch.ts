@@ -5,6 +5,7 @@ import { BUDGET_KINDS, BudgetKind, headroomOf, isActiveBudget, reaches } from '.
 import { Decimal, ZERO, toDecimal } from '../rules/money';
 import { DayRange, Scope } from '../inputs/scope';
 import { computeOwnFigures } from './labor';
+import { stampBindings, stampOf } from './stamps';
 
 /*
  * Budget thresholds crossed exactly once (docs/finance-rules.md R28.4, R28.5).
@@ -194,16 +195,63 @@ async function maxRateOf(trx: Knex, teamId: string, projectId: string): Promise<
 }
 
 /**
+ * Each non-archived task's (of `taskIds`, or all) share of a 'total' budget taken from the stored figures (task_labor's own
+ * total_actual_cost and logged_hours: what the calculator stored for it), the tasks marked out of date
+ * computed by the calculator; undefined when the project's stored figures are not of its revision,
+ * day and calculator version, or an input change is not yet worked out into marks (stale_inputs).
+ * The background drain brings them current anyway, so a big project's whole recomputation costs a
+ * read of them rather than the calculator's run over every task.
+ */
+async function storedShares(
+  trx: Knex,
+  teamId: string,
+  project: BudgetProject,
+  now: string,
+  maxMarked: number,
+  taskIds?: readonly string[],
+): Promise<Map<string, Share> | undefined> {
+  const bindings = { teamId, projectId: project.id, taskIds: taskIds?.join(',') ?? null, ...stampBindings(now) };
+  const only = (column: string) => `(cast(:taskIds as text) is null or ${column} = any(string_to_array(:taskIds, ',')::uuid[]))`;
+  const usable = (
+    await trx.raw(
+      `select ${stampOf('p')} and not exists (select 1 from stale_inputs si where si.team_id = p.team_id and si.project_id = p.id) as usable
+       from projects p where p.team_id = :teamId and p.id = :projectId`,
+      bindings,
+    )
+  ).rows[0]?.usable;
+  if (!usable) return undefined;
+  const marked: string[] = (
+    await trx.raw(
+      `select distinct sm.task_id from stale_tasks sm join tasks t on t.team_id = sm.team_id and t.id = sm.task_id
+       where sm.team_id = :teamId and sm.project_id = :projectId and t.archived_at is null and t.project_id = :projectId and ${only('sm.task_id')}`,
+      bindings,
+    )
+  ).rows.map((row: { task_id: string }) => row.task_id);
+  if (marked.length > maxMarked) return undefined;
+  const shares = marked.length > 0 ? await sharesIn(trx, teamId, project, TOTAL_PERIOD, now, { kind: 'tasks', projectId: project.id, taskIds: marked }) : new Map<string, Share>();
+  const stored: { task_id: string; money: string; hours: string }[] = (
+    await trx.raw(
+      `select l.task_id, l.total_actual_cost as money, l.logged_hours as hours
+       from task_labor l join tasks t on t.team_id = l.team_id and t.id = l.task_id
+       where l.team_id = :teamId and l.project_id = :projectId and t.project_id = :projectId and t.archived_at is null and ${only('l.task_id')}`,
+      bindings,
+    )
+  ).rows;
+  for (const row of stored) if (!shares.has(row.task_id) && !marked.includes(row.task_id)) shares.set(row.task_id, { money: toDecimal(row.money), hours: toDecimal(row.hours) });
+  return shares;
+}
+
+/**
  * Plans a settle in a repeatable-read snapshot: none when there is nothing pending (and `read` was not
  * asked for), 'deferred' when the project's whole recomputation is left to the background (`deferBig`
  * and more than budgetSettings.backgroundTasks tasks). A write committed after the snapshot keeps
  * its pending row for the next settle; shares are absolute, so a task computed again is not counted twice.
  */
-async function planSettle(db: Knex, teamId: string, projectId: string, options: { read?: boolean; deferBig?: boolean }) {
+async function planSettle(db: Knex, teamId: string, projectId: string, options: SettleOptions) {
   const where = { team_id: teamId, project_id: projectId };
   return db.transaction(
     async (trx): Promise<Plan | 'none' | 'deferred'> => {
-      const pending: { id: string | number; task_ids: string[] | null }[] = await trx('budget_pending').where(where).select('id', 'task_ids');
+      const pending: { id: string | number; task_ids: string[] | null; marked_at: Date }[] = await trx('budget_pending').where(where).select('id', 'task_ids', 'marked_at');
       if (pending.length === 0 && !options.read) return 'none';
       const project: BudgetProject | undefined = await trx('projects').where({ team_id: teamId, id: projectId }).first(PROJECT_BUDGET_COLUMNS);
       if (!project) return 'none';
@@ -215,15 +263,21 @@ async function planSettle(db: Knex, teamId: string, projectId: string, options: 
       if (!hasBudget(project)) return { ...base, whole: true, shares: new Map(), spent: { money: ZERO, hours: ZERO }, maxRate: null };
       const whole = !watch || watch.basis_key !== key || watch.spent_money === null || watch.spent_hours === null || pending.some((row) => row.task_ids === null);
       if (whole) {
-        if (options.deferBig) {
+        const maxRate = await maxRateOf(trx, teamId, projectId);
+        const limit = options.deferBig ? budgetSettings.backgroundTasks : Infinity;
+        const stored = period.kind === 'total' ? await storedShares(trx, teamId, project, now, limit) : undefined;
+        if (stored) return { ...base, whole, shares: stored, spent: sum(stored.values()), maxRate };
+        const patient = options.patienceMs === undefined || pending.every((row) => Date.parse(now) - new Date(row.marked_at).getTime() < (options.patienceMs as number));
+        if (options.deferBig && patient) {
           const tasks = await trx('tasks').where(where).whereNull('archived_at').count({ count: '*' }).first();
           if (Number(tasks?.count ?? 0) > budgetSettings.backgroundTasks) return 'deferred';
         }
         const shares = await sharesIn(trx, teamId, project, period, now, { kind: 'project', projectId });
-        return { ...base, whole, shares, spent: sum(shares.values()), maxRate: await maxRateOf(trx, teamId, projectId) };
+        return { ...base, whole, shares, spent: sum(shares.values()), maxRate };
       }
       const taskIds = [...new Set(pending.flatMap((row) => row.task_ids ?? []))];
-      const shares = taskIds.length > 0 ? await sharesIn(trx, teamId, project, period, now, { kind: 'tasks', projectId, taskIds }) : new Map<string, Share>();
+      const fromStore = period.kind === 'total' && taskIds.length > 0 ? await storedShares(trx, teamId, project, now, Infinity, taskIds) : undefined;
+      const shares = fromStore ?? (taskIds.length > 0 ? await sharesIn(trx, teamId, project, period, now, { kind: 'tasks', projectId, taskIds }) : new Map<string, Share>());
       for (const taskId of taskIds) if (!shares.has(taskId)) shares.set(taskId, { money: ZERO, hours: ZERO });
       const stored: { money: string; hours: string }[] = taskIds.length > 0 ? await trx('budget_shares').where(where).whereIn('task_id', taskIds).select('money', 'hours') : [];
       const before = sum(stored.map((row) => ({ money: toDecimal(row.money), hours: toDecimal(row.hours) })));
@@ -337,20 +391,18 @@ async function reconcile(trx: Knex, teamId: string, project: BudgetProject, peri
 
 export type Settled = { project: BudgetProject; period: BudgetPeriod; spent: Spent; crossings: Crossing[] };
 
+type SettleOptions = { read?: boolean; deferBig?: boolean; patienceMs?: number; own?: readonly string[] };
+
 /**
  * Settles the project (R28.5): plans from a snapshot, then writes the plan under the project's budget
  * lock unless another settle came between (then plans again, finding what that one took gone).
  * `read`: a budget read, which evaluates even with nothing pending (a new day or month) and answers
  * what it found; otherwise nothing is done without pending rows. `deferBig`: a whole recomputation of
- * a big project is left to the background (nothing taken, undefined answered). `own`: a write's
- * pending rows, done with once another settle took them.
+ * a big project is left to the background (nothing taken, undefined answered), unless the stored
+ * figures serve (storedShares); with `patienceMs` (the background's own), only while every pending
+ * row is younger than that. `own`: a write's pending rows, done with once another settle took them.
  */
-export async function settleBudget(
-  db: Knex,
-  teamId: string,
-  projectId: string,
-  options: { read?: boolean; deferBig?: boolean; own?: readonly string[] } = {},
-): Promise<Settled | undefined> {
+export async function settleBudget(db: Knex, teamId: string, projectId: string, options: SettleOptions = {}): Promise<Settled | undefined> {
   for (;;) {
     const plan = await planSettle(db, teamId, projectId, options);
     if (plan === 'none' || plan === 'deferred') return undefined;
@@ -367,16 +419,19 @@ export async function settleBudget(
 
 /**
  * Settles every project of the team (or of every team) that has pending rows: the event feed's read.
- * `waitingAtLeast`: the background drain's, which settles a project whose rows are all time logs that
- * could not reach a threshold (they may wait, R28.5) only once that many have gathered.
+ * `background`: the drain's, which settles a project whose rows are all time logs that could not
+ * reach a threshold (they may wait, R28.5) only once `waitingAtLeast` have gathered, and leaves a
+ * big project's whole recomputation for `patienceMs` to the refresh that makes its stored figures
+ * current (then storedShares serves).
  */
-export async function settlePending(db: Knex, teamId?: string, waitingAtLeast = 0): Promise<void> {
+export async function settlePending(db: Knex, teamId?: string, background?: { waitingAtLeast: number; patienceMs: number }): Promise<void> {
   const query = db('budget_pending')
     .select('team_id', 'project_id')
     .groupBy('team_id', 'project_id')
-    .havingRaw('bool_or(upper_money is null) or count(*) >= ?', [waitingAtLeast]);
+    .havingRaw('bool_or(upper_money is null) or count(*) >= ?', [background?.waitingAtLeast ?? 0]);
   if (teamId !== undefined) query.where({ team_id: teamId });
-  for (const row of (await query) as { team_id: string; project_id: string }[]) await settleBudget(db, row.team_id, row.project_id);
+  const options = background ? { deferBig: true, patienceMs: background.patienceMs } : {};
+  for (const row of (await query) as { team_id: string; project_id: string }[]) await settleBudget(db, row.team_id, row.project_id, options);
 }
 
 /** Per write transaction: the budgeted projects it marked, with their team and the pending rows it inserted, to settle once it commits. */
@@ -391,10 +446,11 @@ type Marked = { teamId: string; own: string[] };
  * cost) or for the whole project, and has writeTransaction settle it after the commit.
  */
 export async function markBudget(db: Knex, teamId: string, projectId: string, taskIds?: readonly string[]): Promise<void> {
-  const result = await db.raw('insert into budget_pending (team_id, project_id, task_ids) values (?, ?, ?::uuid[]) returning id', [
+  const result = await db.raw('insert into budget_pending (team_id, project_id, task_ids, marked_at) values (?, ?, ?::uuid[], ?) returning id', [
     teamId,
     projectId,
     taskIds ? `{${taskIds.join(',')}}` : null,
+    nowIso(),
   ]);
   const trx = db as Knex.Transaction;
   if (!trx.isTransaction) return;

@@ -35,6 +35,12 @@ const BATCH = 50;
  */
 const WAITING_LOGS = 2000;
 
+/**
+ * How long a big project's budget waits for its stored figures to be current (its marks drained)
+ * before the drain computes its spent by the calculator instead (budget-watch.ts's storedShares).
+ */
+const PATIENCE_MS = 30_000;
+
 /** How often the marks' tables are looked at when nothing is queued. */
 const POLL_MS = 250;
 
@@ -105,7 +111,7 @@ export function createDrainer(db: Knex, logger: Logger, options: { batch?: numbe
   let settledAt = 0;
   async function settleBudgets(): Promise<void> {
     if (performance.now() - settledAt < pollMs) return;
-    await settlePending(db, undefined, WAITING_LOGS).catch((err: unknown) => logger.warn({ err }, 'settling pending budgets failed'));
+    await settlePending(db, undefined, { waitingAtLeast: WAITING_LOGS, patienceMs: PATIENCE_MS }).catch((err: unknown) => logger.warn({ err }, 'settling pending budgets failed'));
     settledAt = performance.now();
   }
 

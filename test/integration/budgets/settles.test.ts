@@ -1,4 +1,4 @@
-import { budgetSettings } from '../../../src/finance/read-model/budget-watch';
+import { budgetSettings, settlePending } from '../../../src/finance/read-model/budget-watch';
 import { createDrainer, Drainer } from '../../../src/finance/read-model/drainer';
 import { logTime as writeLogStatement } from '../../../src/time-logs/time-logs.repository';
 import { createLogger } from '../../../src/logger';
@@ -91,6 +91,18 @@ describe('a time log', () => {
     expect(await storedCrossings(project.id)).toEqual([[50, 510]]);
   });
 
+  it('settled after its task\'s figures were refreshed takes that task\'s share from them', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    const other = await createTask(h.api, project.id, { estimated_hours: 1, assignee_ids: [ann.id] });
+    await logTime(h.api, task.id, ann.id, hours(1));
+    await logTime(h.api, task.id, ann.id, hours(1)); // 200, both waiting (bounds 204 < 500)
+    await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200); // the task's stored figures current
+    expect(await pending(project.id)).toBe(2);
+    await logTime(h.api, other.id, ann.id, hours(3)); // bound 302 + 204 >= 500: settles all, 500
+    expect(await storedCrossings(project.id)).toEqual([[50, 500]]);
+    expect((await budgetOf(h.api, project.id)).money).toEqual({ budget: 1000, spent: 500, remaining: 500, percent_used: 50 });
+  });
+
   it('is bounded by the highest rate, a member\'s own included', async () => {
     const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
     await h.api.put(`/api/projects/${project.id}/members/${ann.id}/rates`, { hourly_rate: 400, effective_from: '1970-01-01' }).expect(200);
@@ -173,5 +185,36 @@ describe('a big project', () => {
     expect(await storedCrossings(project.id)).toEqual([]);
     expect(await crossingsAfter(h.api, project.id)).toEqual([{ project_id: project.id, kind: 'money', percent: 50, budget: 1000, spent: 1000, period: TOTAL }]);
     expect(await pending(project.id)).toBe(0);
+  });
+
+  it('in the background, waits for its stored figures to be current, then takes its spent from them', async () => {
+    const { project, role, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    const other = await createTask(h.api, project.id, { estimated_hours: 1 });
+    await logTime(h.api, task.id, ann.id, hours(2)); // 200
+    await h.api.put(`/api/project-finance/task/${other.id}/fixed-cost`, { fixed_cost: 100 }).expect(200); // 300, settled
+    budgetSettings.backgroundTasks = 1;
+    await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 150 }]); // 2 h x 150 + 100 = 400
+    expect(await pending(project.id)).toBe(1);
+    const background = { waitingAtLeast: 2000, patienceMs: 60_000 };
+    await settlePending(h.db, undefined, background); // the stored figures are of before the rate card: it waits
+    expect(await pending(project.id)).toBe(1);
+    await h.api.get(`/api/project-finance/project/${project.id}/tasks`).expect(200); // brings them current
+    await settlePending(h.db, undefined, background);
+    expect(await pending(project.id)).toBe(0);
+    expect((await budgetOf(h.api, project.id)).money).toEqual({ budget: 1000, spent: 400, remaining: 600, percent_used: 40 });
+    await h.api.put(`/api/project-finance/task/${other.id}/fixed-cost`, { fixed_cost: 250 }).expect(200); // 550
+    expect(await storedCrossings(project.id)).toEqual([[50, 550]]);
+  });
+
+  it('in the background, computes its spent anyway once its marks are older than its patience', async () => {
+    const { project, role, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    await createTask(h.api, project.id, { estimated_hours: 1 });
+    await logTime(h.api, task.id, ann.id, hours(3)); // 300
+    budgetSettings.backgroundTasks = 1;
+    await setRateCard(h.api, project.id, [{ job_role_id: role.id, hourly_rate: 200 }]); // 600: past 50 %
+    await settlePending(h.db, undefined, { waitingAtLeast: 2000, patienceMs: 60_000 });
+    expect(await storedCrossings(project.id)).toEqual([]);
+    await settlePending(h.db, undefined, { waitingAtLeast: 2000, patienceMs: 0 });
+    expect(await storedCrossings(project.id)).toEqual([[50, 600]]);
   });
 });
