@@ -263,17 +263,16 @@ async function planSettle(db: Knex, teamId: string, projectId: string, options: 
       if (!hasBudget(project)) return { ...base, whole: true, shares: new Map(), spent: { money: ZERO, hours: ZERO }, maxRate: null };
       const whole = !watch || watch.basis_key !== key || watch.spent_money === null || watch.spent_hours === null || pending.some((row) => row.task_ids === null);
       if (whole) {
-        const maxRate = await maxRateOf(trx, teamId, projectId);
         const limit = options.deferBig ? budgetSettings.backgroundTasks : Infinity;
         const stored = period.kind === 'total' ? await storedShares(trx, teamId, project, now, limit) : undefined;
-        if (stored) return { ...base, whole, shares: stored, spent: sum(stored.values()), maxRate };
+        if (stored) return { ...base, whole, shares: stored, spent: sum(stored.values()), maxRate: await maxRateOf(trx, teamId, projectId) };
         const patient = options.patienceMs === undefined || pending.every((row) => Date.parse(now) - new Date(row.marked_at).getTime() < (options.patienceMs as number));
         if (options.deferBig && patient) {
           const tasks = await trx('tasks').where(where).whereNull('archived_at').count({ count: '*' }).first();
           if (Number(tasks?.count ?? 0) > budgetSettings.backgroundTasks) return 'deferred';
         }
         const shares = await sharesIn(trx, teamId, project, period, now, { kind: 'project', projectId });
-        return { ...base, whole, shares, spent: sum(shares.values()), maxRate };
+        return { ...base, whole, shares, spent: sum(shares.values()), maxRate: await maxRateOf(trx, teamId, projectId) };
       }
       const taskIds = [...new Set(pending.flatMap((row) => row.task_ids ?? []))];
       const fromStore = period.kind === 'total' && taskIds.length > 0 ? await storedShares(trx, teamId, project, now, Infinity, taskIds) : undefined;
