@@ -128,19 +128,19 @@ export async function claimDue(
   const result = await db.raw(
     `with busy (webhook_id, attempts) as (select * from unnest(cast(:busyIds as uuid[]), cast(:busyCounts as int[]))),
      oldest as (
-       (select d.ctid as row, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
+       (select d.ctid as tuple, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
         where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz) and d.webhook_id <> all(cast(:fullIds as uuid[]))
         order by d.next_attempt_at
         limit :scan)
        union
-       (select d.ctid as row, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
+       (select d.ctid as tuple, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
         where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz) and d.webhook_id <> all(cast(:fullIds as uuid[]))
         order by d.next_attempt_at desc
         limit :scanNewest)
      ),
      candidates as (
-       select row from (
-         select o.row, o.id, o.next_attempt_at, coalesce(busy.attempts, 0) as attempts,
+       select tuple from (
+         select o.tuple, o.id, o.next_attempt_at, coalesce(busy.attempts, 0) as attempts,
                 row_number() over (partition by o.webhook_id order by o.next_attempt_at, o.id) as rank
          from oldest o left join busy on busy.webhook_id = o.webhook_id
        ) ranked
@@ -149,13 +149,13 @@ export async function claimDue(
        limit :limit
      ),
      locked as (
-       select d.ctid as row from webhook_deliveries d
-       where d.ctid = any(array(select row from candidates)) and d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz)
+       select d.ctid as tuple from webhook_deliveries d
+       where d.ctid = any(array(select tuple from candidates)) and d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz)
        for update of d skip locked
      ),
      claimed as (
        update webhook_deliveries d set next_attempt_at = cast(:leaseUntil as timestamptz), attempts = d.attempts + 1
-       where d.ctid = any(array(select row from locked))
+       where d.ctid = any(array(select tuple from locked))
        returning d.team_id, d.id, d.webhook_id, d.event_id, d.attempts, d.created_at
      )
      select c.team_id, c.id, c.webhook_id, c.event_id, c.attempts, c.created_at, e.type as event_type, w.url, w.secret,
