@@ -113,6 +113,12 @@ export type ClaimedDelivery = {
  * newest due deliveries of the others (scanOf) are ranked (along the due index, both ends, no sort
  * of the whole queue). A webhook whose backlog fills the oldest end is full once claimed, so the next
  * claim reaches the others; and while it drains, other webhooks' fresh events are at the newest end.
+ *
+ * What it locks and leases is found again by its ctid (read by this statement, so still that row's
+ * version: one another instance changed meanwhile fails the ctid's recheck and is skipped), and each
+ * claimed row's event and webhook by key, one lookup a row (`offset 0` keeps the planner from joining
+ * them otherwise). Planned from its estimate of the claim (its limit, hundreds of rows), a join read
+ * the whole table instead, every claim, and the table keeps every delivery ever made.
  */
 export async function claimDue(
   db: Knex,
@@ -122,19 +128,19 @@ export async function claimDue(
   const result = await db.raw(
     `with busy (webhook_id, attempts) as (select * from unnest(cast(:busyIds as uuid[]), cast(:busyCounts as int[]))),
      oldest as (
-       (select d.team_id, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
+       (select d.ctid as tuple, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
         where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz) and d.webhook_id <> all(cast(:fullIds as uuid[]))
         order by d.next_attempt_at
         limit :scan)
        union
-       (select d.team_id, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
+       (select d.ctid as tuple, d.id, d.webhook_id, d.next_attempt_at from webhook_deliveries d
         where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz) and d.webhook_id <> all(cast(:fullIds as uuid[]))
         order by d.next_attempt_at desc
         limit :scanNewest)
      ),
      candidates as (
-       select team_id, id from (
-         select o.team_id, o.id, o.next_attempt_at, coalesce(busy.attempts, 0) as attempts,
+       select tuple from (
+         select o.tuple, o.id, o.next_attempt_at, coalesce(busy.attempts, 0) as attempts,
                 row_number() over (partition by o.webhook_id order by o.next_attempt_at, o.id) as rank
          from oldest o left join busy on busy.webhook_id = o.webhook_id
        ) ranked
@@ -143,21 +149,21 @@ export async function claimDue(
        limit :limit
      ),
      locked as (
-       select d.team_id, d.id from webhook_deliveries d join candidates c on c.team_id = d.team_id and c.id = d.id
-       where d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz)
+       select d.ctid as tuple from webhook_deliveries d
+       where d.ctid = any(array(select tuple from candidates)) and d.status = 'pending' and d.next_attempt_at <= cast(:now as timestamptz)
        for update of d skip locked
      ),
      claimed as (
        update webhook_deliveries d set next_attempt_at = cast(:leaseUntil as timestamptz), attempts = d.attempts + 1
-       from locked where d.team_id = locked.team_id and d.id = locked.id
+       where d.ctid = any(array(select tuple from locked))
        returning d.team_id, d.id, d.webhook_id, d.event_id, d.attempts, d.created_at
      )
      select c.team_id, c.id, c.webhook_id, c.event_id, c.attempts, c.created_at, e.type as event_type, w.url, w.secret,
             json_build_object('id', e.id, 'type', e.type,
               'occurred_at', to_char(e.occurred_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), 'data', e.data)::text as body
      from claimed c
-     join events e on e.team_id = c.team_id and e.id = c.event_id
-     join webhooks w on w.team_id = c.team_id and w.id = c.webhook_id`,
+     cross join lateral (select e.* from events e where e.team_id = c.team_id and e.id = c.event_id offset 0) e
+     cross join lateral (select w.* from webhooks w where w.team_id = c.team_id and w.id = c.webhook_id offset 0) w`,
     {
       now: opts.now.toISOString(),
       leaseUntil: opts.leaseUntil.toISOString(),
@@ -187,7 +193,8 @@ export type AttemptRecord = {
  * Records attempts and their consequences, each delivered, due again at `nextAttemptAt`, or failed (no
  * next attempt), in one statement (atomic; one round trip for a whole batch, so a busy queue costs the
  * database one write per batch, not a transaction per attempt). A delivery deleted meanwhile (its
- * webhook was) records nothing.
+ * webhook was) records nothing. The batch's size is told to the planner (`limit`): for a function's
+ * rows it assumes 100, and for 100 it read the whole table rather than look each delivery up by key.
  */
 export async function recordAttempts(db: Knex, records: readonly AttemptRecord[]): Promise<void> {
   if (records.length === 0) return;
@@ -214,6 +221,7 @@ export async function recordAttempts(db: Knex, records: readonly AttemptRecord[]
        select * from json_to_recordset(cast(:rows as json)) as r (
          team_id uuid, id uuid, webhook_id uuid, event_id uuid, event_type text, status text, next_attempt_at timestamptz,
          finished_at timestamptz, status_code integer, error text, duration_ms integer, attempted_at timestamptz, retry_at timestamptz)
+       limit :count
      ),
      updated as (
        update webhook_deliveries d
@@ -224,7 +232,7 @@ export async function recordAttempts(db: Knex, records: readonly AttemptRecord[]
      insert into webhook_attempts (team_id, webhook_id, delivery_id, event_id, event_type, status_code, error, duration_ms, attempted_at, next_attempt_at)
      select a.team_id, a.webhook_id, a.id, a.event_id, a.event_type, a.status_code, a.error, a.duration_ms, a.attempted_at, a.retry_at
      from attempt a join updated u on u.team_id = a.team_id and u.id = a.id`,
-    { rows: JSON.stringify(rows) },
+    { rows: JSON.stringify(rows), count: rows.length },
   );
 }
 

@@ -76,6 +76,9 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
     if (!recording) {
       recording = (async () => {
         while (toRecord.length > 0) {
+          // The answers already arrived are taken in too: on PGlite a statement runs on this thread,
+          // so none arrives while it runs, and without this turn of the event loop every batch is one.
+          await new Promise((resolve) => setImmediate(resolve));
           const batch = toRecord;
           toRecord = [];
           await repo.recordAttempts(db, batch.map((b) => b.record)).then(
