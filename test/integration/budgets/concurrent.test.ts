@@ -30,6 +30,21 @@ afterAll(async () => {
 
 const hour = { seconds: 3600, logged_at: '2026-06-10T10:00:00Z' };
 
+/**
+ * The same log through each instance while the test holds the project's budget lock: both commit and
+ * wait for it to settle, then settle once it is released (the second instance's settle after the first's).
+ */
+async function bothBehindTheLock(projectId: string, taskId: string, memberId: string, log: { seconds: number; logged_at: string }) {
+  const held = await holdLocks(h.db, (trx) => trx.raw(...budgetLock(h.teamId, projectId)));
+  const writes = [logTime(h.api, taskId, memberId, log), logTime(other, taskId, memberId, log)];
+  try {
+    await untilWaiting(h.db, [held.pid], 2);
+  } finally {
+    await held.trx.commit();
+  }
+  await Promise.all(writes);
+}
+
 it('records each threshold once when many logs land at once', async () => {
   const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50, 100] });
   await Promise.all(Array.from({ length: 20 }, () => logTime(h.api, task.id, ann.id, hour)));
@@ -45,15 +60,7 @@ describeOnPostgres('one process opens PGlite, so there is no second instance')('
     // The test holds the project's budget lock: both logs, one through each instance, commit and wait
     // for it to settle. Alone each makes 460; together 520, past 50 %. Evaluated side by side, each
     // would see 460 and miss it.
-    const held = await holdLocks(h.db, (trx) => trx.raw(...budgetLock(h.teamId, project.id)));
-    const log = { seconds: 2160, logged_at: '2026-06-10T12:00:00Z' }; // 0.6 h: 60.00
-    const writes = [logTime(h.api, task.id, ann.id, log), logTime(other, task.id, ann.id, log)];
-    try {
-      await untilWaiting(h.db, [held.pid], 2);
-    } finally {
-      await held.trx.commit();
-    }
-    await Promise.all(writes);
+    await bothBehindTheLock(project.id, task.id, ann.id, { seconds: 2160, logged_at: '2026-06-10T12:00:00Z' }); // 0.6 h each: 60.00
     expect(await crossingsAfter(h.api, project.id)).toEqual([
       { project_id: project.id, kind: 'money', percent: 50, budget: 1000, spent: 520, period: { kind: 'total', from: null, to: null } },
     ]);
@@ -62,18 +69,10 @@ describeOnPostgres('one process opens PGlite, so there is no second instance')('
   it('settle two logs on one cost line together, rounding the line once', async () => {
     const { project, ann, task } = await budgetedProject(h.api, { hours_budget: 4.02, budget_alerts: [100] });
     await logTime(h.api, task.id, ann.id, { seconds: 14_400, logged_at: '2026-06-10T10:00:00Z' }); // 4.00 h
-    const held = await holdLocks(h.db, (trx) => trx.raw(...budgetLock(h.teamId, project.id)));
     // 18 s each (0.005 h) on the same line: 14,418 s is 4.01 h, 14,436 s still 4.01 h (R15.3's rounding of
     // the line). A log that costed its 18 s against the line as it was before the other (14,400 s) would
     // add 0.01 h too, 4.02 h: past 100 %.
-    const log = { seconds: 18, logged_at: '2026-06-10T12:00:00Z' };
-    const writes = [logTime(h.api, task.id, ann.id, log), logTime(other, task.id, ann.id, log)];
-    try {
-      await untilWaiting(h.db, [held.pid], 2);
-    } finally {
-      await held.trx.commit();
-    }
-    await Promise.all(writes);
+    await bothBehindTheLock(project.id, task.id, ann.id, { seconds: 18, logged_at: '2026-06-10T12:00:00Z' });
     expect(await crossingsAfter(h.api, project.id)).toEqual([]);
     // 36 s more: 14,472 s, 4.02 h, 100 % of 4.02, crossed once.
     await logTime(other, task.id, ann.id, { seconds: 36, logged_at: '2026-06-10T13:00:00Z' });

@@ -1,6 +1,7 @@
 import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { crossingsAfter, feedEnd } from './support';
+import { generator } from '../../support/random';
 
 /*
  * Budgets under random writes (docs/finance-rules.md R28.2, R28.4, R28.5), against a second,
@@ -16,19 +17,6 @@ beforeAll(async () => {
   h = await startHarness();
 });
 afterAll(() => h.close());
-
-/** mulberry32: a small seeded generator, so a failure names the run that shows it. */
-function generator(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  return { next, int: (n: number) => Math.floor(next() * n), pick: <T>(items: readonly T[]) => items[Math.floor(next() * items.length)] as T };
-}
 
 const PERCENTS = [10, 25, 50, 75, 100, 150];
 

@@ -6,6 +6,7 @@ import { Harness, startHarness } from '../../support/harness';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, projectWithMember, setRateCard } from '../../support/fixtures';
 import { isoMinorUnit, oracleBreakdown, readInputs } from '../../support/oracle';
 import { expectProjectMatchesOracle } from '../figures/check';
+import { generator } from '../../support/random';
 
 /*
  * POST /rate-card/preview (docs/finance-rules.md R18) against the real change: for random rate cards (roles
@@ -29,19 +30,6 @@ afterAll(async () => {
   setClock(undefined);
   await h.close();
 });
-
-function generator(seed: number) {
-  let state = seed >>> 0;
-  const next = () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-  const int = (n: number) => Math.floor(next() * n);
-  return { next, int, pick: <T>(items: readonly T[]) => items[int(items.length)] as T };
-}
 
 const COSTS = [
   'estimated_labor_cost', 'actual_labor_cost', 'total_estimated_cost', 'total_actual_cost', 'estimated_revenue', 'actual_revenue', 'estimated_margin', 'actual_margin',
