@@ -133,7 +133,7 @@ export async function logTime(
      ),
      ${eventCtes('log, locked', TIME_LOG_CREATED_DATA)}
      select exists (select 1 from found) as task_found, (select id from found) as project_id,
-       coalesce((select ${budgetedSql('found')} from found), false) as budgeted,
+       coalesce((select budgeted from locked), false) as budgeted,
        (select pending.id::text from pending where pending.upper_money is null) as settle, log.*
      from (select 1) one left join log on true`,
     {

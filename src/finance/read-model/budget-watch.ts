@@ -228,7 +228,9 @@ async function storedShares(
     )
   ).rows.map((row: { task_id: string }) => row.task_id);
   if (marked.length > maxMarked) return undefined;
+  // The marked tasks by the calculator; every other one as stored.
   const shares = marked.length > 0 ? await sharesIn(trx, teamId, project, TOTAL_PERIOD, now, { kind: 'tasks', projectId: project.id, taskIds: marked }) : new Map<string, Share>();
+  const computed = new Set(marked);
   const stored: { task_id: string; money: string; hours: string }[] = (
     await trx.raw(
       `select l.task_id, l.total_actual_cost as money, l.logged_hours as hours
@@ -237,7 +239,7 @@ async function storedShares(
       bindings,
     )
   ).rows;
-  for (const row of stored) if (!shares.has(row.task_id) && !marked.includes(row.task_id)) shares.set(row.task_id, { money: toDecimal(row.money), hours: toDecimal(row.hours) });
+  for (const row of stored) if (!computed.has(row.task_id)) shares.set(row.task_id, { money: toDecimal(row.money), hours: toDecimal(row.hours) });
   return shares;
 }
 
