@@ -21,7 +21,11 @@ const COLUMNS = ['id', 'task_id', 'team_member_id', 'seconds', 'logged_at', 'not
 /** SQL: the day of a time_logs row `l` in the time zone of its project `p` (docs/finance-rules.md R16.1). */
 const LOG_DAY = '(l.logged_at at time zone p.time_zone)::date';
 
-/** Takes a deleted log's seconds off the running totals (which its insert created), the daily one of `day`. */
+/**
+ * Takes a deleted log's seconds off the running totals (which its insert created), the daily one of
+ * `day`: the member's total row first, then the day's, the order logTime's statement takes them in, so
+ * a log added and one deleted at once on the same task and member never deadlock.
+ */
 async function subtractFromMemberTotal(db: Knex, teamId: string, log: TimeLogRow, day: string) {
   await db('task_member_time')
     .where({ team_id: teamId, task_id: log.task_id, team_member_id: log.team_member_id })
@@ -114,7 +118,9 @@ export async function logTime(
      daily as (
        insert into task_member_day_time as d (team_id, project_id, task_id, team_member_id, day, total_seconds, log_count)
        select :teamId, locked.id, log.task_id, log.team_member_id, (log.logged_at at time zone locked.time_zone)::date, log.seconds, 1
-       from log, locked
+       -- After \`total\` (read here for that): the member's total row, then its day's, in the order a deleted
+       -- log's transaction takes them (subtractFromMemberTotal). Unread, PostgreSQL may run the later CTE first.
+       from log, locked, total
        on conflict (team_id, task_id, team_member_id, day) do update
          set total_seconds = d.total_seconds + excluded.total_seconds, log_count = d.log_count + 1
        returning 1
