@@ -421,16 +421,23 @@ export async function settleBudget(db: Knex, teamId: string, projectId: string, 
 /**
  * Settles every project of the team (or of every team) that has pending rows: the event feed's read.
  * `background`: the drain's, which settles a project whose rows are all time logs that could not
- * reach a threshold (they may wait, R28.5) only once `waitingAtLeast` have gathered, and leaves a
+ * reach a threshold (they may wait, R28.5) only once `waitingAtLeast` have gathered or their bounds
+ * together reach the headroom, and leaves a
  * big project's whole recomputation for `patienceMs` to the refresh that makes its stored figures
  * current (then storedShares serves).
  */
 export async function settlePending(db: Knex, teamId?: string, background?: { waitingAtLeast: number; patienceMs: number }): Promise<void> {
-  const query = db('budget_pending')
-    .select('team_id', 'project_id')
-    .groupBy('team_id', 'project_id')
-    .havingRaw('bool_or(upper_money is null) or count(*) >= ?', [background?.waitingAtLeast ?? 0]);
-  if (teamId !== undefined) query.where({ team_id: teamId });
+  // Time logs that waited side by side, each not seeing the other's mark, may together reach the
+  // headroom: those are settled at once too, not when enough have gathered.
+  const query = db('budget_pending as bp')
+    .leftJoin('budget_watches as w', (on) => on.on('w.team_id', 'bp.team_id').andOn('w.project_id', 'bp.project_id'))
+    .select('bp.team_id', 'bp.project_id')
+    .groupBy('bp.team_id', 'bp.project_id', 'w.headroom_money', 'w.headroom_hours')
+    .havingRaw(
+      'bool_or(bp.upper_money is null) or count(*) >= ? or sum(bp.upper_money) >= w.headroom_money or sum(bp.upper_hours) >= w.headroom_hours',
+      [background?.waitingAtLeast ?? 0],
+    );
+  if (teamId !== undefined) query.where('bp.team_id', teamId);
   const options = background ? { deferBig: true, patienceMs: background.patienceMs } : {};
   for (const row of (await query) as { team_id: string; project_id: string }[]) await settleBudget(db, row.team_id, row.project_id, options);
 }

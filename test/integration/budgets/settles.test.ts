@@ -5,6 +5,7 @@ import { createLogger } from '../../../src/logger';
 import { Harness, startHarness } from '../../support/harness';
 import { createTask, logTime, setRateCard } from '../../support/fixtures';
 import { until } from '../../support/locks';
+import { describeOnPostgres } from '../../support/backend';
 import { TOTAL, budgetOf, budgetedProject, crossingsAfter } from './support';
 
 /*
@@ -120,6 +121,25 @@ describe('a time log', () => {
     expect(await pending(project.id)).toBe(0);
     await logTime(h.api, task.id, ann.id, { seconds: 3600 }); // basis current: waits
     expect(await pending(project.id)).toBe(1);
+  });
+});
+
+describeOnPostgres('PGlite runs one statement at a time, so no two logs wait side by side')('two time logs', () => {
+  it('that waited side by side and together reach a threshold are settled by the drain at once', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    const other = await createTask(h.api, project.id, { estimated_hours: 1 });
+    const log = { team_member_id: ann.id, seconds: 3 * 3600, logged_at: '2026-06-10T10:00:00Z', note: null };
+    // One log's statement held open in a transaction while the other (on another task, so on other
+    // running totals) runs: neither sees the other's mark, each bound (302) is below the headroom
+    // (500), so both wait; together they make 600.
+    await h.db.transaction(async (trx) => {
+      expect(await writeLogStatement(trx, h.teamId, { ...log, task_id: task.id })).toMatchObject({ settle: undefined });
+      expect(await writeLogStatement(h.db, h.teamId, { ...log, task_id: other.id })).toMatchObject({ settle: undefined });
+    });
+    expect(await pending(project.id)).toBe(2);
+    drainer = createDrainer(h.db, createLogger('silent'), { pollMs: 1 });
+    await until(async () => (await pending(project.id)) === 0);
+    expect(await storedCrossings(project.id)).toEqual([[50, 600]]);
   });
 });
 
