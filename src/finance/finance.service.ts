@@ -15,9 +15,10 @@ import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask, perDa
 import { nextTurn, turns } from '../turns';
 import { readCurrent } from './read-model/freshness';
 import { nowIso } from '../clock';
-import { presentAssignees, presentGroups, presentMembers, presentSummary, presentWarnings } from './rules/present';
+import { TaskIdentity, presentAssignees, presentGroups, presentMembers, presentSummary, presentWarnings } from './rules/present';
 import { participantsInScope } from './inputs/participants';
-import { DayRange, Scope, tasksInScope } from './inputs/scope';
+import { DayRange, FinanceTaskRow, Scope, tasksInScope } from './inputs/scope';
+import { ReadAll, batchedReads } from '../db/batched-reads';
 import { StoredBreakdownRow, storeBreakdownParts, storedBreakdown } from './read-model/breakdown.sql';
 import { ListedFigures } from './read-model/columns';
 import { ListSummaryRow, ListedProject, ListedRow, NONE_GROUP, listSummary, treeRows } from './read-model/list.sql';
@@ -38,6 +39,16 @@ function figureJson(figure: Figure, text: string) {
 /** Whether a day range limits anything. */
 const hasRange = (range: DayRange) => range.from !== undefined || range.to !== undefined;
 
+/** A breakdown's body: the task's summary and its members, from its computed figures. */
+function breakdownBody(task: TaskIdentity, currency: string, finance: TaskFinance) {
+  return {
+    task: presentSummary(task, currency, finance.totals),
+    grouped_members: presentGroups(finance.members),
+    members: presentMembers(finance.members),
+    warnings: presentWarnings(warningsOf(finance.members)),
+  };
+}
+
 /**
  * A task alone or with its non-archived descendants, computed by the calculator from their members
  * with the rates and roles in force today at the instant `now`, and the time logged in `range` (three queries).
@@ -55,17 +66,41 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
   const finances = tasks.map((t) => financeOf(t, membersByTask.get(t.id), task.currency));
   // A task alone is its own figures (what a refresh stores); a subtree merges its tasks' members.
   const finance = includeSubtasks ? combineTaskFinances(finances) : (finances[0] ?? combineTaskFinances([]));
-  return {
-    financeVersion: task.finance_version,
-    finance,
-    body: {
-      task: presentSummary(task, task.currency, finance.totals),
-      grouped_members: presentGroups(finance.members),
-      members: presentMembers(finance.members),
-      warnings: presentWarnings(warningsOf(finance.members)),
-    },
-  };
+  return { financeVersion: task.finance_version, finance, body: breakdownBody(task, task.currency, finance) };
 }
+
+/** A task whose stored row a breakdown found out of date (or without parts), and the instant it was read at. */
+type OutOfDateKey = { teamId: string; projectId: string; currency: string; taskId: string; now: string };
+
+/**
+ * The figures of tasks found out of date, computed by the calculator at the instant their rows were
+ * read at. Batched as the stored reads are (db/batched-reads.ts): right after a burst of writes most
+ * breakdowns find their task marked, and the tasks of one project found so in one turn of the loop
+ * share two statements (their rows and their participants) instead of three each.
+ */
+const readOutOfDate: ReadAll<OutOfDateKey, { task: FinanceTaskRow; finance: TaskFinance }> = async (db, keys) => {
+  const answers: ({ task: FinanceTaskRow; finance: TaskFinance } | undefined)[] = keys.map(() => undefined);
+  const groups = groupBy(keys.keys(), (i) => {
+    const key = keys[i] as OutOfDateKey;
+    return `${key.teamId} ${key.projectId} ${key.now}`;
+  });
+  await Promise.all(
+    [...groups.values()].map(async (indexes) => {
+      const { teamId, projectId, currency, now } = keys[indexes[0] as number] as OutOfDateKey;
+      const scope: Scope = { kind: 'tasks', projectId, taskIds: indexes.map((i) => (keys[i] as OutOfDateKey).taskId) };
+      const [tasks, participants] = await Promise.all([tasksInScope(db, teamId, scope), participantsInScope(db, teamId, scope, now, {})]);
+      const membersByTask = memberInputsByTask(participants);
+      const byId = new Map(tasks.map((task) => [task.id, task]));
+      for (const i of indexes) {
+        // Archived since its row was read: not found, as a read a moment later would say.
+        const task = byId.get((keys[i] as OutOfDateKey).taskId);
+        answers[i] = task && { task, finance: financeOf(task, membersByTask.get(task.id), currency) };
+      }
+    }),
+  );
+  return answers;
+};
+const computeOutOfDate = batchedReads(readOutOfDate, { identify: (key) => `${key.teamId} ${key.taskId} ${key.now}` });
 
 /** A computed breakdown's answer: its success envelope, encoded. */
 const encoded = ({ financeVersion, body }: { financeVersion: number; body: unknown }) => ({ financeVersion, answer: jsonBytes(successEnvelope(body)) });
@@ -74,7 +109,8 @@ const encoded = ({ financeVersion, body }: { financeVersion: number; body: unkno
  * A task's breakdown. Alone and over all days, it is one read of the task and its stored labor row
  * (in one statement with the other breakdowns asked for meanwhile, read-model/breakdown.sql.ts) when its
  * project's stored figures are current (freshness.ts; the check is in the same statement), else
- * the calculator computes it on the fly; with its subtasks, the calculator merges the subtree's members.
+ * the calculator computes it on the fly (with the other tasks found out of date in the same turn:
+ * computeOutOfDate); with its subtasks, the calculator merges the subtree's members.
  * A current row without its parts (left empty by a project-wide refresh, labor.ts) is computed on the
  * fly too, and its parts are stored for the next read.
  */
@@ -101,13 +137,16 @@ export async function getBreakdown(
     );
     return { financeVersion: row.finance_version, answer: row.answer };
   }
-  // On the day the row was found out of date (or without parts) for.
-  const computed = await computedBreakdown(db, teamId, taskId, false, row.read_at);
+  // On the day the row was found out of date (or without parts) for. Its ETag is the row's: inputs
+  // read after it are at least as new, so an If-Match built from it never passes over a newer write.
+  const computed = await computeOutOfDate(db, { teamId, projectId: row.project_id, currency: row.currency, taskId, now: row.read_at });
+  if (!computed) throw notFound('TASK_NOT_FOUND', 'Task');
   if (row.current && row.labor_version !== null) {
     await storeBreakdownParts(db, teamId, [{ task_id: row.id, version: row.labor_version, parts_version: row.parts_version, ...breakdownParts(computed.finance) }]);
   }
   // Out of date: the caller may bring the project current behind the answer (finance.router.ts).
-  return { ...encoded(computed), staleProject: row.current ? undefined : row.project_id };
+  const body = breakdownBody(computed.task, row.currency, computed.finance);
+  return { ...encoded({ financeVersion: row.finance_version, body }), staleProject: row.current ? undefined : row.project_id };
 }
 
 export function matchesIfMatch(header: string | undefined, version: number): boolean {

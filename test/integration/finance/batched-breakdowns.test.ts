@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { getBreakdown } from '../../../src/finance/finance.service';
 import { storedBreakdown } from '../../../src/finance/read-model/breakdown.sql';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
 import { Api, Harness, startHarness } from '../../support/harness';
@@ -12,6 +13,7 @@ import { oracleBreakdown, readInputs } from '../../support/oracle';
  * tasks, archived tasks and unknown ids mixed in among the ones read together.
  */
 let h: Harness;
+let roles: { dev: string; qa: string };
 let other: { api: Api; teamId: string; projectId: string; taskId: string };
 let projectId: string;
 let tasks: string[];
@@ -26,6 +28,7 @@ beforeAll(async () => {
     { job_role_id: dev.id, hourly_rate: 100 },
     { job_role_id: qa.id, hourly_rate: 70.5 },
   ]);
+  roles = { dev: dev.id, qa: qa.id };
   const ann = await createMember(h.api, { name: 'Ann' });
   const bob = await createMember(h.api, { name: 'Bob' });
   const cat = await createMember(h.api, { name: 'Cat' });
@@ -126,6 +129,35 @@ it('reads the keys asked for in one turn with one statement, in groups of at mos
     ];
     expect(await Promise.all(odd.map((key) => storedBreakdown(h.db, key)))).toEqual([undefined, undefined]);
     expect(statements).toHaveLength(0);
+  } finally {
+    h.db.off('query', onQuery);
+  }
+});
+
+it('computes the tasks found out of date in one turn together: one read of their participants, each answer its own task', async () => {
+  // Rates changed back to the first day: every task of the project is out of date, none refreshed yet.
+  await setRateCard(h.api, projectId, [
+    { job_role_id: roles.dev, hourly_rate: 120.25 },
+    { job_role_id: roles.qa, hourly_rate: 64 },
+  ]);
+  const mine = await readInputs(h.db, h.teamId, projectId);
+  const theirs = await readInputs(h.db, other.teamId, other.projectId);
+  const lists: string[] = [];
+  const onQuery = (query: { sql: string; bindings: unknown[] }) => {
+    if (!query.sql.includes('participant (task_id, team_member_id, is_assignee, has_logged_time)')) return;
+    const list = query.bindings.find((binding) => typeof binding === 'string' && binding.includes(','));
+    lists.push(typeof list === 'string' ? list : '');
+  };
+  h.db.on('query', onQuery);
+  try {
+    // Asked for in one go, as breakdowns taken up in one turn of the loop are; the other team's task is current.
+    const keys = [...tasks.map((taskId) => ({ teamId: h.teamId, taskId })), { teamId: other.teamId, taskId: other.taskId }];
+    const answers = await Promise.all(keys.map(({ teamId, taskId }) => getBreakdown(h.db, teamId, taskId, false)));
+    expect(answers.map((answer) => answer.staleProject)).toEqual([...tasks.map(() => projectId), undefined]);
+    const bodies = answers.map((answer) => JSON.parse(answer.answer.toString('utf8')).body);
+    expect(bodies).toEqual([...tasks.map((taskId) => oracleBreakdown(mine, taskId, false)), oracleBreakdown(theirs, other.taskId, false)]);
+    expect(lists).toHaveLength(1);
+    expect((lists[0] as string).split(',').sort()).toEqual([...tasks].sort());
   } finally {
     h.db.off('query', onQuery);
   }
