@@ -35,6 +35,7 @@ import { teamMembersRouter } from './team-members/team-members.router';
 import { timeLogsRouter } from './time-logs/time-logs.router';
 import { screenRouter } from './web/static';
 import { webhooksRouter } from './webhooks/webhooks.router';
+import { reportSettleFailures } from './finance/read-model/budget-watch';
 
 export type AppDeps = {
   db: Knex;
@@ -107,6 +108,8 @@ export function createApp(deps: AppDeps): Express {
   const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0, listRenders = 3 } = deps;
   const { servedOverHttps = false, isStarted = () => true, corsOrigins = [] } = deps;
   const { teamRenders = { perTeam: 5, queuePerTeam: 20 }, clientStallMs = 30_000 } = deps;
+  // A write's budget settle runs after its commit and never fails the write: a failure is logged.
+  reportSettleFailures(db, logger);
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

@@ -1,4 +1,5 @@
 import type { Knex } from 'knex';
+import type { Logger } from '../../logger';
 import { dateIn, nowIso } from '../../clock';
 import { recordEvent } from '../../events/events.repository';
 import { BUDGET_KINDS, BudgetKind, headroomOf, isActiveBudget, reaches } from '../rules/budget';
@@ -485,9 +486,20 @@ export async function writeTransaction<T>(db: Knex, work: (trx: Knex.Transaction
   return result;
 }
 
-/** Settles the projects a committed write marked, until its own pending rows are taken; a failure leaves them pending. */
+/** Where each connection pool's failed settles after a write are reported (app.ts). */
+const settleLoggers = new WeakMap<Knex, Logger>();
+export function reportSettleFailures(db: Knex, logger: Logger): void {
+  settleLoggers.set(db, logger);
+}
+
+/**
+ * Settles the projects a committed write marked, until its own pending rows are taken. A failure is
+ * logged and leaves them pending: the write stands, and the next settle (a read's, the drain's) takes them.
+ */
 export async function settleAfterWrite(db: Knex, marked: ReadonlyMap<string, Marked>): Promise<void> {
   for (const [projectId, { teamId, own }] of marked) {
-    await settleBudget(db, teamId, projectId, { deferBig: true, own }).catch(() => undefined);
+    await settleBudget(db, teamId, projectId, { deferBig: true, own }).catch((err: unknown) =>
+      settleLoggers.get(db)?.warn({ err, teamId, projectId }, 'settling a budget after a write failed: left pending for the next settle'),
+    );
   }
 }

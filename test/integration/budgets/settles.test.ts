@@ -1,4 +1,5 @@
-import { budgetSettings, settlePending } from '../../../src/finance/read-model/budget-watch';
+import { Writable } from 'node:stream';
+import { budgetSettings, reportSettleFailures, settlePending } from '../../../src/finance/read-model/budget-watch';
 import { createDrainer, Drainer } from '../../../src/finance/read-model/drainer';
 import { logTime as writeLogStatement } from '../../../src/time-logs/time-logs.repository';
 import { createLogger } from '../../../src/logger';
@@ -140,6 +141,39 @@ describeOnPostgres('PGlite runs one statement at a time, so no two logs wait sid
     drainer = createDrainer(h.db, createLogger('silent'), { pollMs: 1 });
     await until(async () => (await pending(project.id)) === 0);
     expect(await storedCrossings(project.id)).toEqual([[50, 600]]);
+  });
+});
+
+describe('a settle that fails after the write committed', () => {
+  it('leaves the write standing, is logged, and leaves its mark for the next settle', async () => {
+    const { project, ann, task } = await budgetedProject(h.api, { budget: 1000, budget_alerts: [50] });
+    const lines: { msg: string; projectId?: string; err?: { message: string } }[] = [];
+    const sink = new Writable({ write: (chunk, _encoding, done) => done(void lines.push(JSON.parse(String(chunk)))) });
+    reportSettleFailures(h.db, createLogger('warn', sink));
+    // The settle's write of this project's watch fails (as on a database error), the write's own
+    // statement not. Only this project's: test files running at once share the database.
+    const name = `fail_settle_${project.id.replace(/-/g, '')}`;
+    await h.db.raw(
+      `create function ${name}() returns trigger language plpgsql as $$ begin
+         if new.project_id = '${project.id}' then raise exception 'settle refused for the test'; end if;
+         return new;
+       end $$`,
+    );
+    await h.db.raw(`create trigger ${name} before update on budget_watches for each row execute function ${name}()`);
+    try {
+      await logTime(h.api, task.id, ann.id, hours(6)); // 600: may cross 50%, so settled at once, and refused
+    } finally {
+      await h.db.raw(`drop trigger ${name} on budget_watches`);
+      await h.db.raw(`drop function ${name}()`);
+    }
+    expect(lines).toEqual([expect.objectContaining({ projectId: project.id, err: expect.objectContaining({ message: expect.stringContaining('settle refused for the test') }) })]);
+    expect(lines[0]?.msg).toMatch(/settling a budget after a write failed/);
+    expect(await storedCrossings(project.id)).toEqual([]);
+    expect(await pending(project.id)).toBe(1);
+    // The next settle (here the budget read's) takes it.
+    expect((await budgetOf(h.api, project.id)).money).toMatchObject({ spent: 600 });
+    expect(await storedCrossings(project.id)).toEqual([[50, 600]]);
+    expect(await pending(project.id)).toBe(0);
   });
 });
 
