@@ -109,6 +109,10 @@ const summaryExample = {
   actual_margin: -14.5,
   has_missing_rates: false,
 };
+/** The example task's variance: 935.16 estimated - 253.30 actual. */
+const VARIANCE_EXAMPLE = 681.86;
+/** A summary's figures without the task's identity. */
+const figuresOf = ({ id: _id, name: _name, project_id: _project, billable: _billable, currency: _currency, ...figures }: typeof summaryExample) => figures;
 type Line = { job_role: string; hourly_rate: number; bill_rate: number; logged_hours: number; actual_cost: number; actual_revenue: number; first_day: string; last_day: string };
 const member = (id: string, name: string, rates: [number, number], est: number, logged: number, costs: [number, number], revenues: [number, number], lines: Line[]) => ({
   team_member_id: id,
@@ -165,28 +169,15 @@ const RESPONSE_EXAMPLES: Record<string, unknown> = {
         ...summaryExample,
         parent_task_id: null,
         sub_tasks_count: 0,
-        variance: 681.86,
+        variance: VARIANCE_EXAMPLE,
         status: 'doing',
         priority: 'high',
         phase: 'Build',
         assignees: [ann, ben, cy].map((m, i) => ({ team_member_id: m.team_member_id, name: m.name, avatar_url: null, job_title_name: i < 2 ? 'Dev' : 'QA', hourly_rate: m.hourly_rate })),
       },
     ],
-    totals: {
-      estimated_hours: 10,
-      logged_hours: 2.11,
-      estimated_labor_cost: 835.17,
-      actual_labor_cost: 153.31,
-      fixed_cost: 99.99,
-      total_estimated_cost: 935.16,
-      total_actual_cost: 253.3,
-      variance: 681.86,
-      estimated_revenue: 1266.9,
-      actual_revenue: 238.8,
-      estimated_margin: 331.74,
-      actual_margin: -14.5,
-      has_missing_rates: false,
-    },
+    // One task: the totals are its figures.
+    totals: { ...figuresOf(summaryExample), variance: VARIANCE_EXAMPLE },
   },
   'put /api/project-finance/task/{task_id}/fixed-cost': summaryExample,
   'get /api/job-roles': [{ id: EXAMPLE_ID, name: 'Engineer', created_at: '2026-11-20T09:30:00.000Z' }],
