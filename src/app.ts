@@ -11,6 +11,7 @@ import { tokensRouter } from './auth/tokens.router';
 import { financeRouter } from './finance/http/finance.router';
 import { cancelQueriesWhenClientLeaves } from './db/request-queries';
 import { createListCache } from './finance/read-model/list-cache';
+import { createAnswerCache } from './finance/read-model/answer-cache';
 import { createLimiter, createTeamLimiter } from './limiter';
 import { requireToken, roleByMethod } from './http/auth';
 import { corsFor } from './http/cors';
@@ -47,6 +48,8 @@ export type AppDeps = {
   tokenCache?: TokenCache;
   /** Memory for rendered project lists (finance/read-model/list-cache.ts), in MB; 0 renders every list. */
   listCacheMb?: number;
+  /** Memory for encoded breakdown answers (finance/read-model/answer-cache.ts), in MB; 0 reads every answer's parts. */
+  breakdownCacheMb?: number;
   /** How many project lists are read and rendered at once; the others wait their turn. */
   listRenders?: number;
   /** Project lists (not cached), exports and ranged or subtree breakdowns of one team at once, and how many more may wait (default 5 and 20). */
@@ -105,7 +108,7 @@ function withinReadinessLimit<T>(query: PromiseLike<T>): Promise<T> {
 
 /** Builds the Express app (no listen), so tests drive it in-process. */
 export function createApp(deps: AppDeps): Express {
-  const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0, listRenders = 3 } = deps;
+  const { db, logger, rateLimitPerMinute = 0, tokenCacheSeconds = 0, listCacheMb = 0, breakdownCacheMb = 0, listRenders = 3 } = deps;
   const { servedOverHttps = false, isStarted = () => true, corsOrigins = [] } = deps;
   const { teamRenders = { perTeam: 5, queuePerTeam: 20 }, clientStallMs = 30_000 } = deps;
   // A write's budget settle runs after its commit and never fails the write: a failure is logged.
@@ -172,7 +175,14 @@ export function createApp(deps: AppDeps): Express {
   api.use(cancelQueriesWhenClientLeaves(db));
   // One team never holds every render slot (when there are two or more): another team always finds one.
   const renders = { instance: createLimiter(listRenders, Math.max(1, listRenders - 1)), perTeam: createTeamLimiter(teamRenders) };
-  api.use(financeRouter(db, createListCache(listCacheMb * 1024 * 1024), renders, deps.refreshBehindBreakdowns ? logger : undefined));
+  api.use(
+    financeRouter(
+      db,
+      { lists: createListCache(listCacheMb * 1024 * 1024), answers: createAnswerCache(breakdownCacheMb * 1024 * 1024) },
+      renders,
+      deps.refreshBehindBreakdowns ? logger : undefined,
+    ),
+  );
   api.use(jobRolesRouter(db));
   api.use(teamMembersRouter(db));
   api.use(projectsRouter(db));

@@ -73,6 +73,7 @@ const configSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(0).default(12000),
   TOKEN_CACHE_SECONDS: z.coerce.number().int().min(0).max(300).default(5),
   LIST_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(32),
+  BREAKDOWN_CACHE_MB: z.coerce.number().int().min(0).max(4096).default(16),
   LIST_RENDERS: z.coerce.number().int().min(1).max(64).default(3),
   TEAM_LIST_RENDERS: z.coerce.number().int().min(1).max(64).default(5),
   TEAM_LIST_QUEUE: z.coerce.number().int().min(0).max(10_000).default(20),
@@ -105,6 +106,8 @@ export type Config = {
   tokenCacheSeconds: number;
   /** Memory for rendered project lists, checked against the project's revision; 0 renders every list. */
   listCacheMb: number;
+  /** Memory for encoded breakdown answers, checked against the versions of their rows; 0 reads every answer's parts. */
+  breakdownCacheMb: number;
   /** How many project lists are read and rendered at once; the others wait (bounds memory). */
   listRenders: number;
   /** Lists, exports and ranged or subtree breakdowns of one team at once (an export until it is sent), and how many more may wait. */
@@ -151,6 +154,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rateLimitPerMinute: c.RATE_LIMIT_PER_MINUTE,
     tokenCacheSeconds: c.TOKEN_CACHE_SECONDS,
     listCacheMb: c.LIST_CACHE_MB,
+    breakdownCacheMb: c.BREAKDOWN_CACHE_MB,
     listRenders: c.LIST_RENDERS,
     teamListRenders: c.TEAM_LIST_RENDERS,
     teamListQueue: c.TEAM_LIST_QUEUE,

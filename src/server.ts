@@ -86,6 +86,7 @@ async function main(): Promise<void> {
       tokenCache,
       tokenUsage,
       listCacheMb: config.listCacheMb,
+      breakdownCacheMb: config.breakdownCacheMb,
       listRenders: config.listRenders,
       teamRenders: { perTeam: config.teamListRenders, queuePerTeam: config.teamListQueue },
       clientStallMs: config.clientStallTimeoutMs,

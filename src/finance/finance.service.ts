@@ -19,6 +19,7 @@ import { TaskIdentity, presentAssignees, presentGroups, presentMembers, presentS
 import { participantsInScope } from './inputs/participants';
 import { DayRange, FinanceTaskRow, Scope, tasksInScope } from './inputs/scope';
 import { ReadAll, batchedReads } from '../db/batched-reads';
+import type { AnswerCache } from './read-model/answer-cache';
 import { StoredBreakdownRow, storeBreakdownParts, storedBreakdown } from './read-model/breakdown.sql';
 import { ListedFigures } from './read-model/columns';
 import { ListSummaryRow, ListedProject, ListedRow, NONE_GROUP, listSummary, treeRows } from './read-model/list.sql';
@@ -120,11 +121,16 @@ export async function getBreakdown(
   taskId: string,
   includeSubtasks: boolean,
   range: DayRange = {},
+  answers?: AnswerCache,
 ): Promise<{ financeVersion: number; answer: Buffer; staleProject?: string }> {
   if (hasRange(range)) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso(), range));
   if (includeSubtasks) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso()));
-  const row = await storedBreakdown(db, { teamId, taskId });
+  const key = `${teamId} ${taskId}`;
+  const held = answers?.held(key);
+  const row = await storedBreakdown(db, { teamId, taskId, known: held?.version });
   if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
+  // The answer held is of the version read, which is current: its parts were not read.
+  if (row.current && row.known && held) return { financeVersion: row.finance_version, answer: held.body };
   if (row.current && row.members_json !== null && row.grouped_members_json !== null && row.warnings_json !== null) {
     // Requests for one task in one turn share its row (storedBreakdown), and its answer: encoded once.
     row.answer ??= jsonBytes(
@@ -135,6 +141,7 @@ export async function getBreakdown(
         warnings: new JsonText(row.warnings_json),
       }),
     );
+    answers?.keep(key, row.answer_version, row.answer);
     return { financeVersion: row.finance_version, answer: row.answer };
   }
   // On the day the row was found out of date (or without parts) for. Its ETag is the row's: inputs

@@ -123,6 +123,8 @@ export async function startHarness(opts: { logger?: Logger; rateLimitPerMinute?:
     tokenCacheSeconds: 3600,
     // As in production: every list a test reads after a write must come fresh from the database.
     listCacheMb: 32,
+    // As in production too: every breakdown a test reads twice may come from it, if nothing changed.
+    breakdownCacheMb: 16,
   });
   const { team, token } = await createTeamWithAdmin(db, `test team ${randomUUID()}`);
   return {

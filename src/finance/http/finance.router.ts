@@ -13,6 +13,7 @@ import { jsonBytes, sendJsonBytes, sendSuccess, successEnvelope } from '../../ht
 import type { Renders } from '../../limiter';
 import { inTeamTurn } from '../../http/team-turn';
 import type { ListCache } from '../read-model/list-cache';
+import type { AnswerCache } from '../read-model/answer-cache';
 import { parseBody, parseId, parseQuery } from '../../http/validate';
 import { toCostLinesCsv, toCsv, toXlsx } from './finance.export';
 import { breakdownQuery, exportQuery, fixedCostBody, projectTasksQuery } from './finance.schemas';
@@ -20,21 +21,23 @@ import * as service from '../finance.service';
 import { FIXED_COST_HISTORY_ORDER } from '../../tasks/tasks.repository';
 
 /**
- * `renders` bounds how many project lists and exports are read and rendered at once in the instance
+ * `caches`: rendered lists (list-cache.ts) and encoded breakdown answers (answer-cache.ts), each
+ * served again only while what it was rendered from is unchanged. `renders` bounds how many project lists and exports are read and rendered at once in the instance
  * (each can be megabytes; teams take turns for them) and how many of one team's run or wait
  * (limiter.ts: one team's queue never delays another's; past it, 429). With
  * `refreshBehind`, a breakdown that found its project's stored figures out of date wakes the
  * instance's drainer (read-model/drainer.ts) after answering, or without one brings them current in
  * the background (failures logged there).
  */
-export function financeRouter(db: Knex, listCache: ListCache, renders: Renders, refreshBehind?: Logger): Router {
+export function financeRouter(db: Knex, caches: { lists: ListCache; answers?: AnswerCache }, renders: Renders, refreshBehind?: Logger): Router {
   const router = Router();
+  const { lists: listCache, answers } = caches;
   router.get('/project-finance/task/:id/breakdown', async (req, res) => {
     const id = parseId(req.params.id);
     const query = parseQuery(breakdownQuery, req.query);
     const teamId = actorOf(req).teamId;
     const breakdown = async () => {
-      const { financeVersion, answer, staleProject } = await service.getBreakdown(db, teamId, id, query.include_subtasks, query);
+      const { financeVersion, answer, staleProject } = await service.getBreakdown(db, teamId, id, query.include_subtasks, query, answers);
       res.setHeader('ETag', service.etagOf(financeVersion));
       sendJsonBytes(res, 200, answer);
       // Behind the answer, for no request: the drainer's next batch (drainer.ts), or else a refresh.

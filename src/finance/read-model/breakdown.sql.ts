@@ -38,6 +38,10 @@ export type StoredBreakdownRow = StoredSummaryFigures & {
   labor_version: string | null;
   /** The project's parts version when read, for storeBreakdownParts. */
   parts_version: string;
+  /** The version of everything the answer is rendered from (ANSWER_VERSION). */
+  answer_version: string;
+  /** Whether answer_version is the one asked with (`known`) and the parts current: the parts were then not read. */
+  known: boolean;
   /** Whether this task's stored figures were current (freshness.ts: the project's stamp, and no mark on the task) when read. */
   current: boolean;
   /** The service clock's instant the row was read at, whose day `current` was checked for. */
@@ -52,20 +56,35 @@ export type StoredBreakdownRow = StoredSummaryFigures & {
 
 
 /** The task a stored breakdown is read for, and the team asking. */
-export type StoredBreakdownKey = { teamId: string; taskId: string };
+export type StoredBreakdownKey = {
+  teamId: string;
+  taskId: string;
+  /** The answer version of the task's answer this instance holds (answer-cache.ts): its parts are then not read. */
+  known?: string;
+};
+
+/**
+ * SQL: the version of everything a stored breakdown's answer is rendered from: the task's row (its name,
+ * billable flag and own figures), its labor row (figures and parts), the project's parts version and
+ * currency. A row version (xmin) is its writing transaction's: another version of the row is another
+ * transaction's, so equal versions mean the same answer.
+ */
+const ANSWER_VERSION = `t.xmin::text || '.' || coalesce(l.xmin::text, '-') || '.' || coalesce(pf.parts_version, 0)::text || '.' || p.currency`;
 
 /** SQL: the stored breakdowns of some tasks, each asked for by its team, with the stamp check (readStoredBreakdowns). */
 const STORED_BREAKDOWNS_SQL = `select k.key::text as key, t.id, t.name, t.project_id, t.billable, t.finance_version, p.currency, ${stampCurrentOf('p', 't.id')} as current,
             ${SUMMARY_FIGURE_COLUMNS},
-            case when ${PARTS_CURRENT} then l.members_json end as members_json,
-            case when ${PARTS_CURRENT} then l.grouped_members_json end as grouped_members_json,
-            case when ${PARTS_CURRENT} then l.warnings_json end as warnings_json,
-            l.xmin::text as labor_version, coalesce(pf.parts_version, 0)::text as parts_version
-     from unnest(string_to_array(:teamIds, ',')::uuid[], string_to_array(:taskIds, ',')::uuid[]) with ordinality as k (team_id, task_id, key)
+            case when ${PARTS_CURRENT} and not v.known then l.members_json end as members_json,
+            case when ${PARTS_CURRENT} and not v.known then l.grouped_members_json end as grouped_members_json,
+            case when ${PARTS_CURRENT} and not v.known then l.warnings_json end as warnings_json,
+            l.xmin::text as labor_version, coalesce(pf.parts_version, 0)::text as parts_version, v.answer_version, v.known
+     from unnest(string_to_array(:teamIds, ',')::uuid[], string_to_array(:taskIds, ',')::uuid[], string_to_array(:known, ',')) with ordinality as k (team_id, task_id, known, key)
      join tasks t on t.team_id = k.team_id and t.id = k.task_id and t.archived_at is null
      join projects p on p.team_id = t.team_id and p.id = t.project_id
      left join task_labor l on l.team_id = t.team_id and l.task_id = t.id
-     left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id`;
+     left join project_figures pf on pf.team_id = p.team_id and pf.project_id = p.id
+     cross join lateral (select ${ANSWER_VERSION} as answer_version) a
+     cross join lateral (select a.answer_version, coalesce(a.answer_version = k.known and ${PARTS_CURRENT}, false) as known) v`;
 
 /**
  * The stored breakdowns of non-archived tasks, each asked for by its own team: one indexed read per
@@ -78,7 +97,12 @@ const readStoredBreakdowns: ReadAll<StoredBreakdownKey, StoredBreakdownRow> = as
     db,
     'finance_stored_breakdowns',
     STORED_BREAKDOWNS_SQL,
-    { teamIds: keys.map((key) => key.teamId).join(','), taskIds: keys.map((key) => key.taskId).join(','), ...stampBindings(now) },
+    {
+      teamIds: keys.map((key) => key.teamId).join(','),
+      taskIds: keys.map((key) => key.taskId).join(','),
+      known: keys.map((key) => key.known ?? '-').join(','),
+      ...stampBindings(now),
+    },
   );
   // Rows are completed in place: copying their eighteen fields cost as much as the rest of this function.
   const byKey = new Map<number, StoredBreakdownRow>();
@@ -96,7 +120,7 @@ const readStoredBreakdowns: ReadAll<StoredBreakdownKey, StoredBreakdownRow> = as
  * round trips to the database, and requests for one task in one turn share its row (read-only but for
  * its `answer`, which they share too).
  */
-const readStoredBreakdown = batchedReads(readStoredBreakdowns, { identify: (key) => `${key.teamId} ${key.taskId}` });
+const readStoredBreakdown = batchedReads(readStoredBreakdowns, { identify: (key) => `${key.teamId} ${key.taskId} ${key.known ?? '-'}` });
 export function storedBreakdown(db: Knex, key: StoredBreakdownKey): Promise<StoredBreakdownRow | undefined> {
   // The keys go into comma-separated lists: only UUIDs (which hold no comma) may, and no other id names a task.
   if (!isUuid(key.teamId) || !isUuid(key.taskId)) return Promise.resolve(undefined);

@@ -89,7 +89,7 @@ it('answers breakdowns asked for at once each with its own task, for its own tea
 it('reads the keys asked for in one turn with one statement, in groups of at most 64 different keys, each answer in its place', async () => {
   const statements: unknown[][] = [];
   const onQuery = (query: { sql: string; bindings: unknown[] }) => {
-    if (query.sql.includes('with ordinality as k (team_id, task_id, key)')) statements.push(query.bindings);
+    if (query.sql.includes('with ordinality as k (team_id, task_id, known, key)')) statements.push(query.bindings);
   };
   h.db.on('query', onQuery);
   try {

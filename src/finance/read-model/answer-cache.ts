@@ -1,0 +1,28 @@
+import { LRUCache } from 'lru-cache';
+
+/*
+ * Breakdown answers, kept per instance and served again while the stored read finds the same answer
+ * version (breakdown.sql.ts's ANSWER_VERSION: the versions of every row the answer is rendered from)
+ * and the figures current. The check is in the read a breakdown makes anyway; only the stored parts
+ * (a big task's 160 KB) are not read and not encoded again. Bounded by bytes (lru-cache). A row's
+ * xmin is reused only after about four billion transactions: no entry stays that long unused in a
+ * bounded cache of a busy instance, and a restart empties it.
+ */
+export type AnswerCache = {
+  /** The answer held for `key`, with its version. */
+  held(key: string): { version: string; body: Buffer } | undefined;
+  keep(key: string, version: string, body: Buffer): void;
+};
+
+export function createAnswerCache(maxBytes: number): AnswerCache | undefined {
+  if (maxBytes <= 0) return undefined;
+  const entries = new LRUCache<string, { version: string; body: Buffer }>({
+    maxSize: maxBytes,
+    maxEntrySize: Math.floor(maxBytes / 4),
+    sizeCalculation: (entry) => Math.max(1, entry.body.length),
+  });
+  return {
+    held: (key) => entries.get(key),
+    keep: (key, version, body) => void entries.set(key, { version, body }),
+  };
+}
