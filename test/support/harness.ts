@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../../src/app';
+import { answerCacheSettings } from '../../src/finance/read-model/answer-cache';
 import { createDb, Db } from '../../src/db/knex';
 import { migrateToLatest } from '../../src/db/migrate';
 import { createLogger, Logger } from '../../src/logger';
@@ -114,6 +115,7 @@ export async function startHarness(opts: { logger?: Logger; rateLimitPerMinute?:
     db = createDb({ kind: 'pglite', dataDir });
     cleanup = () => fs.rmSync(root, { recursive: true, force: true });
   }
+  answerCacheSettings.keptFromBytes = 0;
   const app = createApp({
     db,
     logger: opts.logger ?? createLogger(process.env.TEST_LOG_LEVEL ?? 'silent'),
@@ -123,7 +125,8 @@ export async function startHarness(opts: { logger?: Logger; rateLimitPerMinute?:
     tokenCacheSeconds: 3600,
     // As in production: every list a test reads after a write must come fresh from the database.
     listCacheMb: 32,
-    // As in production too: every breakdown a test reads twice may come from it, if nothing changed.
+    // On, and keeping every answer (production keeps those of 32 KB and more): any breakdown a test
+    // reads twice may come from it, if nothing changed.
     breakdownCacheMb: 16,
   });
   const { team, token } = await createTeamWithAdmin(db, `test team ${randomUUID()}`);

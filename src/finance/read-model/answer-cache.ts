@@ -14,6 +14,13 @@ export type AnswerCache = {
   keep(key: string, version: string, body: Buffer): void;
 };
 
+/**
+ * Answers under `keptFromBytes` are not kept: reading and encoding a random task's 23 KB is cheap, and a
+ * cache that holds a fraction of a big project's tasks mostly evicts (BENCHMARKS.md). Tests keep every
+ * answer (test/support/harness.ts), so the whole suite runs through the cache.
+ */
+export const answerCacheSettings = { keptFromBytes: 32 * 1024 };
+
 export function createAnswerCache(maxBytes: number): AnswerCache | undefined {
   if (maxBytes <= 0) return undefined;
   const entries = new LRUCache<string, { version: string; body: Buffer }>({
@@ -23,6 +30,8 @@ export function createAnswerCache(maxBytes: number): AnswerCache | undefined {
   });
   return {
     held: (key) => entries.get(key),
-    keep: (key, version, body) => void entries.set(key, { version, body }),
+    keep: (key, version, body) => {
+      if (body.length >= answerCacheSettings.keptFromBytes) entries.set(key, { version, body });
+    },
   };
 }
