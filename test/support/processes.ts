@@ -1,5 +1,7 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { backendFromEnv } from './backend';
+import { Api } from './harness';
 
 /*
  * The service and its command-line tools as separate processes, run from the TypeScript sources, for
@@ -77,4 +79,16 @@ export function startService(env: Record<string, string>): Promise<RunningServic
 export async function kill(service: RunningService): Promise<void> {
   service.child.kill('SIGKILL');
   await service.exited;
+}
+
+/**
+ * A second instance of the service beside a test's harness, on PostgreSQL (a process of its own, as
+ * production starts it: its own pool, caches, refreshes and listeners), with an API client holding the
+ * harness's token; none on PGlite, whose one process holds the database. Stop it with kill().
+ */
+export async function startSecondInstance(harness: { api: Api }): Promise<{ second: RunningService; other: Api } | undefined> {
+  const backend = backendFromEnv();
+  if (backend.kind !== 'postgres') return undefined;
+  const second = await startService({ DATABASE_URL: backend.url, LOG_LEVEL: 'warn' });
+  return { second, other: new Api(second.baseUrl, harness.api.token) };
 }

@@ -1,6 +1,6 @@
-import { backendFromEnv, describeOnPostgres } from '../../support/backend';
+import { describeOnPostgres } from '../../support/backend';
 import { Api, Harness, startHarness } from '../../support/harness';
-import { RunningService, kill, startService } from '../../support/processes';
+import { RunningService, kill, startSecondInstance } from '../../support/processes';
 import { addToProject, createJobRole, createMember, createProject, createTask, logTime, setRateCard } from '../../support/fixtures';
 import { expectProjectMatchesOracle } from './check';
 
@@ -17,11 +17,10 @@ let second: RunningService | undefined;
 let other: Api;
 beforeAll(async () => {
   h = await startHarness();
-  const backend = backendFromEnv();
-  if (backend.kind !== 'postgres') return;
   // As production starts it (from the sources), with the default token and list caches.
-  second = await startService({ DATABASE_URL: backend.url, LOG_LEVEL: 'warn' });
-  other = new Api(second.baseUrl, h.api.token);
+  const started = await startSecondInstance(h);
+  second = started?.second;
+  if (started) other = started.other;
 });
 afterAll(async () => {
   if (second) await kill(second);
