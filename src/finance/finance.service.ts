@@ -73,14 +73,19 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
 /** A task whose stored row a breakdown found out of date (or without parts), and the instant it was read at. */
 type OutOfDateKey = { teamId: string; projectId: string; currency: string; taskId: string; now: string };
 
+/** A task found out of date, computed; or the error its project's statements met. */
+type OutOfDate = { task: FinanceTaskRow; finance: TaskFinance } | Error;
+
 /**
  * The figures of tasks found out of date, computed by the calculator at the instant their rows were
  * read at. Batched as the stored reads are (db/batched-reads.ts): right after a burst of writes most
  * breakdowns find their task marked, and the tasks of one project found so in one turn of the loop
- * share two statements (their rows and their participants) instead of three each.
+ * share two statements (their rows and their participants) instead of three each. A group's failure
+ * (a statement timeout on a big project, say) is its keys' alone: other projects' and teams'
+ * breakdowns read in the same turn are answered.
  */
-const readOutOfDate: ReadAll<OutOfDateKey, { task: FinanceTaskRow; finance: TaskFinance }> = async (db, keys) => {
-  const answers: ({ task: FinanceTaskRow; finance: TaskFinance } | undefined)[] = keys.map(() => undefined);
+const readOutOfDate: ReadAll<OutOfDateKey, OutOfDate> = async (db, keys) => {
+  const answers: (OutOfDate | undefined)[] = keys.map(() => undefined);
   const groups = groupBy(keys.keys(), (i) => {
     const key = keys[i] as OutOfDateKey;
     return `${key.teamId} ${key.projectId} ${key.now}`;
@@ -89,7 +94,14 @@ const readOutOfDate: ReadAll<OutOfDateKey, { task: FinanceTaskRow; finance: Task
     [...groups.values()].map(async (indexes) => {
       const { teamId, projectId, currency, now } = keys[indexes[0] as number] as OutOfDateKey;
       const scope: Scope = { kind: 'tasks', projectId, taskIds: indexes.map((i) => (keys[i] as OutOfDateKey).taskId) };
-      const [tasks, participants] = await Promise.all([tasksInScope(db, teamId, scope), participantsInScope(db, teamId, scope, now, {})]);
+      let tasks: FinanceTaskRow[];
+      let participants: Awaited<ReturnType<typeof participantsInScope>>;
+      try {
+        [tasks, participants] = await Promise.all([tasksInScope(db, teamId, scope), participantsInScope(db, teamId, scope, now, {})]);
+      } catch (err) {
+        for (const i of indexes) answers[i] = err instanceof Error ? err : new Error(String(err));
+        return;
+      }
       const membersByTask = memberInputsByTask(participants);
       const byId = new Map(tasks.map((task) => [task.id, task]));
       for (const i of indexes) {
@@ -130,7 +142,7 @@ export async function getBreakdown(
   const row = await storedBreakdown(db, { teamId, taskId, known: held?.version });
   if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
   // The answer held is of the version read, which is current: its parts were not read.
-  if (row.current && row.known && held) return { financeVersion: row.finance_version, answer: held.body };
+  if (row.current && row.known && held?.version === row.answer_version) return { financeVersion: row.finance_version, answer: held.body };
   if (row.current && row.members_json !== null && row.grouped_members_json !== null && row.warnings_json !== null) {
     // Requests for one task in one turn share its row (storedBreakdown), and its answer: encoded once.
     row.answer ??= jsonBytes(
@@ -147,6 +159,7 @@ export async function getBreakdown(
   // On the day the row was found out of date (or without parts) for. Its ETag is the row's: inputs
   // read after it are at least as new, so an If-Match built from it never passes over a newer write.
   const computed = await computeOutOfDate(db, { teamId, projectId: row.project_id, currency: row.currency, taskId, now: row.read_at });
+  if (computed instanceof Error) throw computed;
   if (!computed) throw notFound('TASK_NOT_FOUND', 'Task');
   if (row.current && row.labor_version !== null) {
     await storeBreakdownParts(db, teamId, [{ task_id: row.id, version: row.labor_version, parts_version: row.parts_version, ...breakdownParts(computed.finance) }]);

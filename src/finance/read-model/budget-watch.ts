@@ -498,8 +498,10 @@ export function reportSettleFailures(db: Knex, logger: Logger): void {
  */
 export async function settleAfterWrite(db: Knex, marked: ReadonlyMap<string, Marked>): Promise<void> {
   for (const [projectId, { teamId, own }] of marked) {
-    await settleBudget(db, teamId, projectId, { deferBig: true, own }).catch((err: unknown) =>
-      settleLoggers.get(db)?.warn({ err, teamId, projectId }, 'settling a budget after a write failed: left pending for the next settle'),
-    );
+    await settleBudget(db, teamId, projectId, { deferBig: true, own }).catch((err: unknown) => {
+      // Cancelled because the write's client left (57014): expected, and the drain settles it.
+      const level = (err as { code?: string }).code === '57014' ? 'debug' : 'warn';
+      settleLoggers.get(db)?.[level]({ err, teamId, projectId }, 'settling a budget after a write failed: left pending for the next settle');
+    });
   }
 }

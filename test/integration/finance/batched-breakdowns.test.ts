@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { getBreakdown } from '../../../src/finance/finance.service';
+import * as participants from '../../../src/finance/inputs/participants';
 import { storedBreakdown } from '../../../src/finance/read-model/breakdown.sql';
 import { createTeamWithAdmin } from '../../../src/teams/teams.service';
 import { Api, Harness, startHarness } from '../../support/harness';
@@ -160,5 +161,36 @@ it('computes the tasks found out of date in one turn together: one read of their
     expect((lists[0] as string).split(',').sort()).toEqual([...tasks].sort());
   } finally {
     h.db.off('query', onQuery);
+  }
+});
+
+it('answers the other projects\' out-of-date breakdowns of a turn when one project\'s statements fail', async () => {
+  // Both projects out of date: a back-dated rate card each.
+  await setRateCard(h.api, projectId, [{ job_role_id: roles.dev, hourly_rate: 99 }]);
+  const theirRole = (await other.api.get('/api/job-roles').expect(200)).body.body[0].id as string;
+  await setRateCard(other.api, other.projectId, [{ job_role_id: theirRole, hourly_rate: 56 }]);
+  const mine = await readInputs(h.db, h.teamId, projectId);
+  const read = participants.participantsInScope;
+  // The other team's project's read fails (as on a statement timeout), this team's not.
+  const failing = jest.spyOn(participants, 'participantsInScope').mockImplementation((db, teamId, ...rest) => {
+    if (teamId === other.teamId) return Promise.reject(new Error('the other project failed'));
+    return read(db, teamId, ...rest);
+  });
+  try {
+    const asked = [
+      getBreakdown(h.db, h.teamId, tasks[0] as string, false),
+      getBreakdown(h.db, other.teamId, other.taskId, false),
+      getBreakdown(h.db, h.teamId, tasks[1] as string, false),
+    ];
+    const [first, theirs, second] = await Promise.allSettled(asked);
+    expect(theirs).toMatchObject({ status: 'rejected', reason: { message: 'the other project failed' } });
+    const bodies = [first, second].map((settled) => {
+      if (settled?.status !== 'fulfilled') throw new Error(`rejected: ${String((settled as PromiseRejectedResult).reason)}`);
+      expect(settled.value.staleProject).toBe(projectId);
+      return JSON.parse(settled.value.answer.toString('utf8')).body;
+    });
+    expect(bodies).toEqual([oracleBreakdown(mine, tasks[0] as string, false), oracleBreakdown(mine, tasks[1] as string, false)]);
+  } finally {
+    failing.mockRestore();
   }
 });
