@@ -25,8 +25,12 @@ import { settlePending } from './budget-watch';
  * instance died before settling.
  */
 
-/** Tasks recomputed per transaction: their breakdown parts stored too (labor.ts's partsEagerly), and about a MB of JSON at most. */
-const BATCH = 50;
+/**
+ * Tasks recomputed per transaction, their breakdown parts stored too (labor.ts's partsEagerly): about
+ * half a MB of JSON at most. 25 rather than 50 halves the longest stretch a batch holds the event
+ * loop, and drains as fast (BENCHMARKS.md, "A burst of writes").
+ */
+const BATCH = 25;
 
 /**
  * Time logs of a project left waiting for its budget's next settle (they cannot reach a threshold)
