@@ -51,6 +51,16 @@ function breakdownBody(task: TaskIdentity, currency: string, finance: TaskFinanc
 }
 
 /**
+ * The tasks of a scope, each with its own figures computed by the calculator from its members with the
+ * rates and roles in force at the instant `now` and the time logged in `range` (two statements, at once).
+ */
+async function ownFinances(db: Knex, teamId: string, scope: Scope, currency: string, now: string, range: DayRange = {}) {
+  const [tasks, participants] = await Promise.all([tasksInScope(db, teamId, scope), participantsInScope(db, teamId, scope, now, range)]);
+  const membersByTask = memberInputsByTask(participants);
+  return tasks.map((task) => ({ task, finance: financeOf(task, membersByTask.get(task.id), currency) }));
+}
+
+/**
  * A task alone or with its non-archived descendants, computed by the calculator from their members
  * with the rates and roles in force today at the instant `now`, and the time logged in `range` (three queries).
  */
@@ -59,12 +69,7 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
   const scope: Scope = includeSubtasks
     ? { kind: 'subtree', projectId: task.project_id, taskId }
     : { kind: 'tasks', projectId: task.project_id, taskIds: [task.id] };
-  const [tasks, participants] = await Promise.all([
-    tasksInScope(db, teamId, scope),
-    participantsInScope(db, teamId, scope, now, range),
-  ]);
-  const membersByTask = memberInputsByTask(participants);
-  const finances = tasks.map((t) => financeOf(t, membersByTask.get(t.id), task.currency));
+  const finances = (await ownFinances(db, teamId, scope, task.currency, now, range)).map((own) => own.finance);
   // A task alone is its own figures (what a refresh stores); a subtree merges its tasks' members.
   const finance = includeSubtasks ? combineTaskFinances(finances) : (finances[0] ?? combineTaskFinances([]));
   return { financeVersion: task.finance_version, finance, body: breakdownBody(task, task.currency, finance) };
@@ -94,21 +99,14 @@ const readOutOfDate: ReadAll<OutOfDateKey, OutOfDate> = async (db, keys) => {
     [...groups.values()].map(async (indexes) => {
       const { teamId, projectId, currency, now } = keys[indexes[0] as number] as OutOfDateKey;
       const scope: Scope = { kind: 'tasks', projectId, taskIds: indexes.map((i) => (keys[i] as OutOfDateKey).taskId) };
-      let tasks: FinanceTaskRow[];
-      let participants: Awaited<ReturnType<typeof participantsInScope>>;
-      try {
-        [tasks, participants] = await Promise.all([tasksInScope(db, teamId, scope), participantsInScope(db, teamId, scope, now, {})]);
-      } catch (err) {
-        for (const i of indexes) answers[i] = err instanceof Error ? err : new Error(String(err));
+      const computed = await ownFinances(db, teamId, scope, currency, now).catch((err: unknown) => (err instanceof Error ? err : new Error(String(err))));
+      if (computed instanceof Error) {
+        for (const i of indexes) answers[i] = computed;
         return;
       }
-      const membersByTask = memberInputsByTask(participants);
-      const byId = new Map(tasks.map((task) => [task.id, task]));
-      for (const i of indexes) {
-        // Archived since its row was read: not found, as a read a moment later would say.
-        const task = byId.get((keys[i] as OutOfDateKey).taskId);
-        answers[i] = task && { task, finance: financeOf(task, membersByTask.get(task.id), currency) };
-      }
+      // Archived since its row was read: not found (undefined), as a read a moment later would say.
+      const byId = new Map(computed.map((own) => [own.task.id, own]));
+      for (const i of indexes) answers[i] = byId.get((keys[i] as OutOfDateKey).taskId);
     }),
   );
   return answers;

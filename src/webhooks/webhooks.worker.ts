@@ -5,6 +5,7 @@ import type { Logger } from '../logger';
 import { ATTEMPT_TIMEOUT_MS, deliver, delivered } from './deliver';
 import { nextAttemptAt, retryDelayMs } from './retry-schedule';
 import * as repo from './webhooks.repository';
+import { nextTurn } from '../turns';
 import { deliveryStats } from './webhook-metrics';
 
 /*
@@ -78,7 +79,7 @@ export function startWebhookWorker(options: WorkerOptions): Worker {
         while (toRecord.length > 0) {
           // The answers already arrived are taken in too: on PGlite a statement runs on this thread,
           // so none arrives while it runs, and without this turn of the event loop every batch is one.
-          await new Promise((resolve) => setImmediate(resolve));
+          await nextTurn();
           const batch = toRecord;
           toRecord = [];
           await repo.recordAttempts(db, batch.map((b) => b.record)).then(
