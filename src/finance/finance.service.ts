@@ -52,12 +52,19 @@ function breakdownBody(task: TaskIdentity, currency: string, finance: TaskFinanc
 
 /**
  * The tasks of a scope, each with its own figures computed by the calculator from its members with the
- * rates and roles in force at the instant `now` and the time logged in `range` (two statements, at once).
+ * rates and roles in force at the instant `now` and the time logged in `range` (two statements, at once),
+ * in turns of the event loop: a subtree, or a turn's batch of big out-of-date tasks, is many members.
  */
 async function ownFinances(db: Knex, teamId: string, scope: Scope, currency: string, now: string, range: DayRange = {}) {
   const [tasks, participants] = await Promise.all([tasksInScope(db, teamId, scope), participantsInScope(db, teamId, scope, now, range)]);
   const membersByTask = memberInputsByTask(participants);
-  return tasks.map((task) => ({ task, finance: financeOf(task, membersByTask.get(task.id), currency) }));
+  const owns: { task: FinanceTaskRow; finance: TaskFinance }[] = [];
+  const pace = turns();
+  for (const task of tasks) {
+    if (pace.due()) await pace.take();
+    owns.push({ task, finance: financeOf(task, membersByTask.get(task.id), currency) });
+  }
+  return owns;
 }
 
 /**
