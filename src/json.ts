@@ -61,10 +61,24 @@ function isOmitted(value: unknown): boolean {
   return value === undefined || typeof value === 'function' || typeof value === 'symbol';
 }
 
-/** A value after its toJSON(), as JSON.stringify sees it. */
+/** A value after its toJSON(), as JSON.stringify sees it (decimals are written by `write`). */
 function resolved(value: unknown): unknown {
-  const object = value as { toJSON?: () => unknown } | null;
-  return typeof object?.toJSON === 'function' && !(value instanceof JsonText) && !DecimalJs.isDecimal(value) ? object.toJSON() : value;
+  if (typeof value !== 'object' || value === null) return value;
+  const toJSON = (value as { toJSON?: unknown }).toJSON;
+  return typeof toJSON === 'function' && !(value instanceof JsonText) && !DecimalJs.isDecimal(value) ? toJSON.call(value) : value;
+}
+
+/** Object keys as written before their values (`"key":`), rendered once each: responses repeat a few dozen keys. */
+const keyTexts = new Map<string, string>();
+const KEY_TEXTS_KEPT = 10_000;
+
+function keyText(key: string): string {
+  let text = keyTexts.get(key);
+  if (text === undefined) {
+    text = `${JSON.stringify(key)}:`;
+    if (keyTexts.size < KEY_TEXTS_KEPT) keyTexts.set(key, text);
+  }
+  return text;
 }
 
 function write(sink: Sink, value: unknown): void {
@@ -83,15 +97,6 @@ function write(sink: Sink, value: unknown): void {
       throw new TypeError('BigInt value in a JSON response');
   }
   if (value === null) return emit(sink, 'null');
-  if (value instanceof JsonText) {
-    for (const piece of value.pieces) emit(sink, piece);
-    return;
-  }
-  if (DecimalJs.isDecimal(value)) {
-    const decimal = value as DecimalJs;
-    if (!decimal.isFinite()) throw new TypeError('Non-finite decimal in a JSON response');
-    return emit(sink, decimal.isZero() ? '0' : decimal.toFixed());
-  }
   if (Array.isArray(value)) {
     emit(sink, '[');
     for (let i = 0; i < value.length; i++) {
@@ -100,13 +105,25 @@ function write(sink: Sink, value: unknown): void {
     }
     return emit(sink, ']');
   }
+  // A plain object (most of what is written) is neither of the two kinds below.
+  if (Object.getPrototypeOf(value) !== Object.prototype) {
+    if (value instanceof JsonText) {
+      for (const piece of value.pieces) emit(sink, piece);
+      return;
+    }
+    if (DecimalJs.isDecimal(value)) {
+      const decimal = value as DecimalJs;
+      if (!decimal.isFinite()) throw new TypeError('Non-finite decimal in a JSON response');
+      return emit(sink, decimal.isZero() ? '0' : decimal.toFixed());
+    }
+  }
   const object = value as Record<string, unknown>;
   emit(sink, '{');
   let first = true;
   for (const key of Object.keys(object)) {
     const field = resolved(object[key]);
     if (isOmitted(field)) continue;
-    emit(sink, (first ? '' : ',') + JSON.stringify(key) + ':');
+    emit(sink, first ? keyText(key) : `,${keyText(key)}`);
     write(sink, field);
     first = false;
   }

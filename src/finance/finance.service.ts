@@ -8,14 +8,14 @@ import { checkAmountDecimals } from '../http/validate';
 import { getProject, presentProject } from '../projects/projects.service';
 import { findTask, listFixedCostChanges } from '../tasks/tasks.repository';
 import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.service';
-import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, figuresOf, passesBillableFilter, rollUp, warningsOf } from './rules/calculator';
+import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, figuresOf, passesBillableFilter, rollUp } from './rules/calculator';
 import { FIGURES, FIGURE_NAMES, Figure, FigureTexts, SUMMARY_FIGURES } from './rules/figures';
 import { Decimal, hourlyOfDayRate, toDecimal } from './rules/money';
-import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask, perDayOf } from './read-model/labor';
+import { BreakdownParts, breakdownParts, computeOwnFigures, financeOf, memberInputsByTask, perDayOf } from './read-model/labor';
 import { nextTurn, turns } from '../turns';
 import { readCurrent } from './read-model/freshness';
 import { nowIso } from '../clock';
-import { TaskIdentity, presentAssignees, presentGroups, presentMembers, presentSummary, presentWarnings } from './rules/present';
+import { TaskIdentity, presentAssignees, presentSummary } from './rules/present';
 import { participantsInScope } from './inputs/participants';
 import { DayRange, FinanceTaskRow, Scope, tasksInScope } from './inputs/scope';
 import { ReadAll, batchedReads } from '../db/batched-reads';
@@ -40,13 +40,16 @@ function figureJson(figure: Figure, text: string) {
 /** Whether a day range limits anything. */
 const hasRange = (range: DayRange) => range.from !== undefined || range.to !== undefined;
 
-/** A breakdown's body: the task's summary and its members, from its computed figures. */
-function breakdownBody(task: TaskIdentity, currency: string, finance: TaskFinance) {
+/**
+ * A breakdown's body: the task's summary and its members, from its computed figures (or from their
+ * parts, when they were rendered to be stored too).
+ */
+function breakdownBody(task: TaskIdentity, currency: string, finance: TaskFinance, parts: BreakdownParts = breakdownParts(finance)) {
   return {
     task: presentSummary(task, currency, finance.totals),
-    grouped_members: presentGroups(finance.members),
-    members: presentMembers(finance.members),
-    warnings: presentWarnings(warningsOf(finance.members)),
+    grouped_members: new JsonText(parts.grouped_members_json),
+    members: new JsonText(parts.members_json),
+    warnings: new JsonText(parts.warnings_json),
   };
 }
 
@@ -166,11 +169,12 @@ export async function getBreakdown(
   const computed = await computeOutOfDate(db, { teamId, projectId: row.project_id, currency: row.currency, taskId, now: row.read_at });
   if (computed instanceof Error) throw computed;
   if (!computed) throw notFound('TASK_NOT_FOUND', 'Task');
+  const parts = breakdownParts(computed.finance);
   if (row.current && row.labor_version !== null) {
-    await storeBreakdownParts(db, teamId, [{ task_id: row.id, version: row.labor_version, parts_version: row.parts_version, ...breakdownParts(computed.finance) }]);
+    await storeBreakdownParts(db, teamId, [{ task_id: row.id, version: row.labor_version, parts_version: row.parts_version, ...parts }]);
   }
   // Out of date: the caller may bring the project current behind the answer (finance.router.ts).
-  const body = breakdownBody(computed.task, row.currency, computed.finance);
+  const body = breakdownBody(computed.task, row.currency, computed.finance, parts);
   return { ...encoded({ financeVersion: row.finance_version, body }), staleProject: row.current ? undefined : row.project_id };
 }
 

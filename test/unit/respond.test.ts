@@ -50,3 +50,17 @@ describe('toJson', () => {
     expect(() => toJson({ n: BigInt(1) })).toThrow(TypeError);
   });
 });
+
+describe('toJson on objects that are not plain', () => {
+  it('writes objects of any prototype, and keys needing escapes, as JSON.stringify does', () => {
+    class Point {
+      constructor(
+        readonly x: number,
+        readonly y: number,
+      ) {}
+    }
+    const bare = Object.assign(Object.create(null) as Record<string, unknown>, { 'a"b': 1, '\u2028': [2], é: { z: null } });
+    const values = [new Point(1, 2), bare, new Map([[1, 2]]), { nested: [new Point(3, 4), bare] }, [bare, bare]];
+    for (const value of values) expect(toJson(value)).toBe(JSON.stringify(value));
+  });
+});

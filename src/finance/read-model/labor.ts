@@ -6,7 +6,7 @@ import { turns } from '../../turns';
 import { ChangedLine, CostLineInput, LinesChange, MemberInput, TaskFinance, TaskInput, computeTaskFinance, figuresOf, totalsWithEstimateOf, warningsOf } from '../rules/calculator';
 import { LABOR_FIGURES, LaborFigureName } from '../rules/figures';
 import { Decimal, toDecimal } from '../rules/money';
-import { presentAssignees, presentGroups, presentMembers, presentWarnings } from '../rules/present';
+import { presentAssignees, presentWarnings, renderBreakdownMembers } from '../rules/present';
 import { ChangedLineRow } from '../inputs/cost-changes';
 import { ParticipantRow, assigneesToday, participantsInScope } from '../inputs/participants';
 import { DayRange, FinanceTaskRow, Scope, tasksInScope } from '../inputs/scope';
@@ -164,11 +164,14 @@ export const refreshSettings = { partsEagerly: 200, readBatch: READ_BATCH, write
 
 const NO_PARTS = { members_json: null, grouped_members_json: null, warnings_json: null };
 
+export type BreakdownParts = { members_json: string; grouped_members_json: string; warnings_json: string };
+
 /** The parts of a task's breakdown that are stored (the members, role groups and warnings of docs/api.md), as JSON text. */
-export function breakdownParts(finance: TaskFinance): { members_json: string; grouped_members_json: string; warnings_json: string } {
+export function breakdownParts(finance: TaskFinance): BreakdownParts {
+  const { members, groupedMembers } = renderBreakdownMembers(finance.members);
   return {
-    members_json: toJson(presentMembers(finance.members)),
-    grouped_members_json: toJson(presentGroups(finance.members)),
+    members_json: members,
+    grouped_members_json: groupedMembers,
     warnings_json: toJson(presentWarnings(warningsOf(finance.members))),
   };
 }

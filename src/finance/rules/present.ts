@@ -1,6 +1,7 @@
 import { CostLine, MemberFigures, MemberInput, PerDay, RateWarning, TaskTotals, UNASSIGNED_ROLE, compareMembers, groupByRole } from './calculator';
 import { Decimal, ZERO, hourlyOfDayRate } from './money';
 import { AMOUNT_FIGURES, AmountFigure, SUMMARY_FIGURES, SummaryFigureName } from './figures';
+import { JsonText, toJson } from '../../json';
 
 /*
  * The contract's shapes of the calculator's figures (docs/api.md, Finance routes): the task summary, the
@@ -72,23 +73,36 @@ function presentMember(member: MemberFigures) {
   };
 }
 
-/** `body.grouped_members` of a breakdown. */
-export function presentGroups(members: readonly MemberFigures[]) {
-  return groupByRole(members).map((group) => ({
-    jobRole: group.jobRole,
-    estimated_hours: group.estimatedHours,
-    logged_hours: group.loggedHours,
-    estimated_cost: group.estimatedCost,
-    actual_cost: group.actualCost,
-    estimated_revenue: group.estimatedRevenue,
-    actual_revenue: group.actualRevenue,
-    members: group.members.map(presentMember),
-  }));
-}
-
-/** `body.members` of a breakdown. */
-export function presentMembers(members: readonly MemberFigures[]) {
-  return members.map((member) => ({ ...presentMember(member), job_title_name: member.jobRole }));
+/**
+ * A breakdown's `members` and `grouped_members` as JSON text. The two carry the same member entries
+ * (`members` adds each one's `job_title_name`), so each entry is rendered once and its text used in
+ * both: rendering is the larger part of a breakdown computed on the fly.
+ */
+export function renderBreakdownMembers(members: readonly MemberFigures[]): { members: string; groupedMembers: string } {
+  const rendered = new Map<MemberFigures, string>();
+  const entry = (member: MemberFigures) => {
+    let text = rendered.get(member);
+    if (text === undefined) {
+      text = toJson(presentMember(member));
+      rendered.set(member, text);
+    }
+    return text;
+  };
+  const groups = groupByRole(members).map((group) =>
+    toJson({
+      jobRole: group.jobRole,
+      estimated_hours: group.estimatedHours,
+      logged_hours: group.loggedHours,
+      estimated_cost: group.estimatedCost,
+      actual_cost: group.actualCost,
+      estimated_revenue: group.estimatedRevenue,
+      actual_revenue: group.actualRevenue,
+      members: new JsonText(`[${group.members.map(entry).join(',')}]`),
+    }),
+  );
+  // An entry's object text without its closing brace, then the field `members` adds last.
+  const flat = members.map((member) => `${entry(member).slice(0, -1)},"job_title_name":${JSON.stringify(member.jobRole)}}`);
+  return { members: `[${flat.join(',')}]`, groupedMembers: `[${groups.join(',')}]` };
 }
 
 /**
