@@ -19,7 +19,7 @@ import { TaskIdentity, presentAssignees, presentSummary } from './rules/present'
 import { participantsInScope } from './inputs/participants';
 import { DayRange, FinanceTaskRow, Scope, tasksInScope } from './inputs/scope';
 import { ReadAll, batchedReads } from '../db/batched-reads';
-import type { AnswerCache } from './read-model/answer-cache';
+import { AnswerCache, createAnswerCache } from './read-model/answer-cache';
 import { StoredBreakdownRow, storeBreakdownParts, storedBreakdown } from './read-model/breakdown.sql';
 import { ListedFigures } from './read-model/columns';
 import { ListSummaryRow, ListedProject, ListedRow, NONE_GROUP, listSummary, treeRows } from './read-model/list.sql';
@@ -141,12 +141,12 @@ export async function getBreakdown(
   taskId: string,
   includeSubtasks: boolean,
   range: DayRange = {},
-  answers?: AnswerCache,
+  answers: AnswerCache = createAnswerCache(0),
 ): Promise<{ financeVersion: number; answer: Buffer; staleProject?: string }> {
   if (hasRange(range)) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso(), range));
   if (includeSubtasks) return encoded(await computedBreakdown(db, teamId, taskId, includeSubtasks, nowIso()));
   const key = `${teamId} ${taskId}`;
-  const held = answers?.held(key);
+  const held = answers.held(key);
   const row = await storedBreakdown(db, { teamId, taskId, known: held?.version });
   if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
   // The answer held is of the version read, which is current: its parts were not read.
@@ -161,7 +161,7 @@ export async function getBreakdown(
         warnings: new JsonText(row.warnings_json),
       }),
     );
-    answers?.keep(key, row.answer_version, row.answer);
+    answers.keep(key, row.answer_version, row.answer);
     return { financeVersion: row.finance_version, answer: row.answer };
   }
   // On the day the row was found out of date (or without parts) for. Its ETag is the row's: inputs

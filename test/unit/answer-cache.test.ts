@@ -13,23 +13,25 @@ afterEach(() => {
 
 it('keeps answers of 32 KB and more, under their version, and not smaller ones', () => {
   const cache = createAnswerCache(1024 * KB);
-  cache?.keep('small', 'v1', answer(31));
-  cache?.keep('big', 'v1', answer(32));
-  expect(cache?.held('small')).toBeUndefined();
-  expect(cache?.held('big')?.version).toBe('v1');
-  cache?.keep('big', 'v2', answer(40));
-  expect(cache?.held('big')).toMatchObject({ version: 'v2', body: answer(40) });
+  cache.keep('small', 'v1', answer(31));
+  cache.keep('big', 'v1', answer(32));
+  expect(cache.held('small')).toBeUndefined();
+  expect(cache.held('big')?.version).toBe('v1');
+  cache.keep('big', 'v2', answer(40));
+  expect(cache.held('big')).toMatchObject({ version: 'v2', body: answer(40) });
 });
 
 it('drops the least recently used answers past its budget, and keeps none with no budget', () => {
   answerCacheSettings.keptFromBytes = 0;
   const cache = createAnswerCache(100 * KB);
-  cache?.keep('a', 'v', answer(21));
-  cache?.keep('b', 'v', answer(21));
-  cache?.held('a');
-  cache?.keep('c', 'v', answer(21));
-  cache?.keep('d', 'v', answer(21));
-  cache?.keep('e', 'v', answer(21));
-  expect(['a', 'b', 'c', 'd', 'e'].filter((key) => cache?.held(key))).toEqual(['a', 'c', 'd', 'e']);
-  expect(createAnswerCache(0)).toBeUndefined();
+  cache.keep('a', 'v', answer(21));
+  cache.keep('b', 'v', answer(21));
+  cache.held('a');
+  cache.keep('c', 'v', answer(21));
+  cache.keep('d', 'v', answer(21));
+  cache.keep('e', 'v', answer(21));
+  expect(['a', 'b', 'c', 'd', 'e'].filter((key) => cache.held(key))).toEqual(['a', 'c', 'd', 'e']);
+  const none = createAnswerCache(0);
+  none.keep('a', 'v', answer(21));
+  expect(none.held('a')).toBeUndefined();
 });

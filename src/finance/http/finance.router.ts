@@ -22,14 +22,14 @@ import { FIXED_COST_HISTORY_ORDER } from '../../tasks/tasks.repository';
 
 /**
  * `caches`: rendered lists (list-cache.ts) and encoded breakdown answers (answer-cache.ts), each
- * served again only while what it was rendered from is unchanged. `renders` bounds how many project lists and exports are read and rendered at once in the instance
+ * served again only while what it was rendered from is unchanged (with no budget, each keeps nothing). `renders` bounds how many project lists and exports are read and rendered at once in the instance
  * (each can be megabytes; teams take turns for them) and how many of one team's run or wait
  * (limiter.ts: one team's queue never delays another's; past it, 429). With
  * `refreshBehind`, a breakdown that found its project's stored figures out of date wakes the
  * instance's drainer (read-model/drainer.ts) after answering, or without one brings them current in
  * the background (failures logged there).
  */
-export function financeRouter(db: Knex, caches: { lists: ListCache; answers?: AnswerCache }, renders: Renders, refreshBehind?: Logger): Router {
+export function financeRouter(db: Knex, caches: { lists: ListCache; answers: AnswerCache }, renders: Renders, refreshBehind?: Logger): Router {
   const router = Router();
   const { lists: listCache, answers } = caches;
   router.get('/project-finance/task/:id/breakdown', async (req, res) => {
@@ -80,7 +80,7 @@ export function financeRouter(db: Knex, caches: { lists: ListCache; answers?: An
         return jsonBytes(successEnvelope(await service.listProjectTasks(db, teamId, project, query)));
       }, teamId);
       // Rendered from figures at least as new as `version`; with none (figures out of date), not kept.
-      if (version !== null) listCache.set(key, version, body);
+      if (version !== null) listCache.keep(key, version, body);
       sendJsonBytes(res, 200, body);
     });
   });

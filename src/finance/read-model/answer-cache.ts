@@ -1,20 +1,16 @@
-import { LRUCache } from 'lru-cache';
+import { VersionedCache, createVersionedCache } from './versioned-cache';
 
 /*
  * Breakdown answers, kept per instance and served again while the stored read finds the same answer
  * version (breakdown.sql.ts's ANSWER_VERSION: the versions of every row the answer is rendered from)
  * and the figures current. The check is in the read a breakdown makes anyway; only the stored parts
- * (a big task's 160 KB) are not read and not encoded again. Bounded by bytes (lru-cache). A row's
+ * (a big task's 160 KB) are not read and not encoded again. Bounded by bytes (versioned-cache.ts). A row's
  * xmin (32 bits, no epoch) comes round again after about four billion transactions, or differs in
  * meaning on a database restored or failed over under a running instance: an entry is kept at most
  * an hour from when it was stored, however often it is served, so a version can never outlive what
  * it named. (Correctness never waits for that hour: the version check does.)
  */
-export type AnswerCache = {
-  /** The answer held for `key`, with its version. */
-  held(key: string): { version: string; body: Buffer } | undefined;
-  keep(key: string, version: string, body: Buffer): void;
-};
+export type AnswerCache = VersionedCache;
 
 /**
  * Answers under `keptFromBytes` are not kept: reading and encoding a random task's 23 KB is cheap, and a
@@ -26,18 +22,5 @@ export const answerCacheSettings = { keptFromBytes: 32 * 1024 };
 /** How long an answer is kept at most, from when it was stored. */
 const KEPT_FOR_MS = 60 * 60 * 1000;
 
-export function createAnswerCache(maxBytes: number): AnswerCache | undefined {
-  if (maxBytes <= 0) return undefined;
-  const entries = new LRUCache<string, { version: string; body: Buffer }>({
-    maxSize: maxBytes,
-    maxEntrySize: Math.floor(maxBytes / 4),
-    sizeCalculation: (entry) => Math.max(1, entry.body.length),
-    ttl: KEPT_FOR_MS,
-  });
-  return {
-    held: (key) => entries.get(key),
-    keep: (key, version, body) => {
-      if (body.length >= answerCacheSettings.keptFromBytes) entries.set(key, { version, body });
-    },
-  };
-}
+export const createAnswerCache = (maxBytes: number): AnswerCache =>
+  createVersionedCache({ maxBytes, keptForMs: KEPT_FOR_MS, keptFromBytes: () => answerCacheSettings.keptFromBytes });
