@@ -40,18 +40,24 @@ function figureJson(figure: Figure, text: string) {
 /** Whether a day range limits anything. */
 const hasRange = (range: DayRange) => range.from !== undefined || range.to !== undefined;
 
-/**
- * A breakdown's body: the task's summary and its members, from its computed figures (or from their
- * parts, when they were rendered to be stored too).
- */
-function breakdownBody(task: TaskIdentity, currency: string, finance: TaskFinance, parts: BreakdownParts = breakdownParts(finance)) {
+/** A breakdown's body: the task's summary, and its members and warnings as rendered (breakdown parts). */
+function breakdownBody(summary: object, parts: BreakdownParts) {
   return {
-    task: presentSummary(task, currency, finance.totals),
+    task: summary,
     grouped_members: new JsonText(parts.grouped_members_json),
     members: new JsonText(parts.members_json),
     warnings: new JsonText(parts.warnings_json),
   };
 }
+
+/** A stored row's breakdown parts, when it has all of them. */
+function storedParts({ members_json, grouped_members_json, warnings_json }: StoredBreakdownRow): BreakdownParts | undefined {
+  return members_json !== null && grouped_members_json !== null && warnings_json !== null ? { members_json, grouped_members_json, warnings_json } : undefined;
+}
+
+/** A computed breakdown's body. */
+const computedBody = (task: TaskIdentity, currency: string, finance: TaskFinance, parts = breakdownParts(finance)) =>
+  breakdownBody(presentSummary(task, currency, finance.totals), parts);
 
 /**
  * The tasks of a scope, each with its own figures computed by the calculator from its members with the
@@ -82,7 +88,7 @@ async function computedBreakdown(db: Knex, teamId: string, taskId: string, inclu
   const finances = (await ownFinances(db, teamId, scope, task.currency, now, range)).map((own) => own.finance);
   // A task alone is its own figures (what a refresh stores); a subtree merges its tasks' members.
   const finance = includeSubtasks ? combineTaskFinances(finances) : (finances[0] ?? combineTaskFinances([]));
-  return { financeVersion: task.finance_version, finance, body: breakdownBody(task, task.currency, finance) };
+  return { financeVersion: task.finance_version, finance, body: computedBody(task, task.currency, finance) };
 }
 
 /** A task whose stored row a breakdown found out of date (or without parts), and the instant it was read at. */
@@ -151,16 +157,10 @@ export async function getBreakdown(
   if (!row) throw notFound('TASK_NOT_FOUND', 'Task');
   // The answer held is of the version read, which is current: its parts were not read.
   if (row.current && row.known && held?.version === row.answer_version) return { financeVersion: row.finance_version, answer: held.body };
-  if (row.current && row.members_json !== null && row.grouped_members_json !== null && row.warnings_json !== null) {
+  const stored = row.current ? storedParts(row) : undefined;
+  if (stored) {
     // Requests for one task in one turn share its row (storedBreakdown), and its answer: encoded once.
-    row.answer ??= jsonBytes(
-      successEnvelope({
-        task: storedSummary(row),
-        grouped_members: new JsonText(row.grouped_members_json),
-        members: new JsonText(row.members_json),
-        warnings: new JsonText(row.warnings_json),
-      }),
-    );
+    row.answer ??= jsonBytes(successEnvelope(breakdownBody(storedSummary(row), stored)));
     answers.keep(key, row.answer_version, row.answer);
     return { financeVersion: row.finance_version, answer: row.answer };
   }
@@ -174,7 +174,7 @@ export async function getBreakdown(
     await storeBreakdownParts(db, teamId, [{ task_id: row.id, version: row.labor_version, parts_version: row.parts_version, ...parts }]);
   }
   // Out of date: the caller may bring the project current behind the answer (finance.router.ts).
-  const body = breakdownBody(computed.task, row.currency, computed.finance, parts);
+  const body = computedBody(computed.task, row.currency, computed.finance, parts);
   return { ...encoded({ financeVersion: row.finance_version, body }), staleProject: row.current ? undefined : row.project_id };
 }
 

@@ -15,7 +15,7 @@ export type AnswerCache = VersionedCache;
 /**
  * Answers under `keptFromBytes` are not kept: reading and encoding a random task's 23 KB is cheap, and a
  * cache that holds a fraction of a big project's tasks mostly evicts (BENCHMARKS.md). Tests keep every
- * answer (test/support/harness.ts), so the whole suite runs through the cache.
+ * answer (test/support/harness.ts sets 0 before creating its app), so the whole suite runs through the cache.
  */
 export const answerCacheSettings = { keptFromBytes: 32 * 1024 };
 
@@ -23,4 +23,4 @@ export const answerCacheSettings = { keptFromBytes: 32 * 1024 };
 const KEPT_FOR_MS = 60 * 60 * 1000;
 
 export const createAnswerCache = (maxBytes: number): AnswerCache =>
-  createVersionedCache({ maxBytes, keptForMs: KEPT_FOR_MS, keptFromBytes: () => answerCacheSettings.keptFromBytes });
+  createVersionedCache({ maxBytes, keptForMs: KEPT_FOR_MS, keptFromBytes: answerCacheSettings.keptFromBytes });

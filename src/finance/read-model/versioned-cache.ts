@@ -11,7 +11,7 @@ export type VersionedCache = {
   held(key: string): { version: string; body: Buffer } | undefined;
   /** The body held for `key` when it is of `version`; one of another version is dropped. */
   get(key: string, version: string): Buffer | undefined;
-  /** Keeps `body` for `key` (replacing what was held) when it is of `keptFromBytes()` bytes or more. */
+  /** Keeps `body` for `key` (replacing what was held) when it is of `keptFromBytes` bytes or more. */
   keep(key: string, version: string, body: Buffer): void;
 };
 
@@ -19,13 +19,13 @@ export type VersionedCacheOptions = {
   maxBytes: number;
   /** How long an entry is kept at most, from when it was stored (none by default). */
   keptForMs?: number;
-  /** Bodies shorter than this are not kept (read at each keep: tests change it). */
-  keptFromBytes?: () => number;
+  /** Bodies shorter than this are not kept. */
+  keptFromBytes?: number;
 };
 
 const KEEPS_NOTHING: VersionedCache = { held: () => undefined, get: () => undefined, keep: () => undefined };
 
-export function createVersionedCache({ maxBytes, keptForMs, keptFromBytes = () => 0 }: VersionedCacheOptions): VersionedCache {
+export function createVersionedCache({ maxBytes, keptForMs, keptFromBytes = 0 }: VersionedCacheOptions): VersionedCache {
   if (maxBytes <= 0) return KEEPS_NOTHING;
   const entries = new LRUCache<string, { version: string; body: Buffer }>({
     maxSize: maxBytes,
@@ -44,7 +44,7 @@ export function createVersionedCache({ maxBytes, keptForMs, keptFromBytes = () =
     },
     keep(key, version, body) {
       // A body too large for maxEntrySize is not kept, and any older entry of the key goes with it.
-      if (body.length >= keptFromBytes()) entries.set(key, { version, body });
+      if (body.length >= keptFromBytes) entries.set(key, { version, body });
     },
   };
 }
