@@ -10,7 +10,7 @@ import { PRICING } from '../inputs/scope';
 import { hasBudget, markBudget } from './budget-watch';
 
 /*
- * How the stored figures stay current (README, "How the figures stay current").
+ * How the stored figures stay current (docs/stored-figures.md, "How the figures stay current").
  *
  * Writes never recompute anything. Every write to a project takes its lock through one helper
  * (lockProject below, or lockTeamProjects for a member's name or avatar), which

@@ -14,7 +14,7 @@ import { Decimal, ZERO, amountOfMinorUnits, costInMinorUnits, hoursOfHundredths,
  * change to what the calculator computes, and every project's figures are recomputed by themselves.
  * 3: each task's totals and variance are stored too (migrations/20261125_006_stored_totals.ts).
  * 4: a member's first role counts from the beginning of time, before 1970-01-01 too (a log's day west
- *    of UTC; list.sql.ts's DATED_PERIODS), so figures stored under 3 may cost such a log as
+ *    of UTC; inputs/participants.ts's DATED_PERIODS), so figures stored under 3 may cost such a log as
  *    "Unassigned".
  * 5: revenue and margin, bill rates, member overrides, day rates and missing rates (docs/finance-rules.md
  *    R20-R25; migrations/20261128_024_revenue_figures.ts): every task's new figures computed.
