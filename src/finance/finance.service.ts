@@ -11,7 +11,7 @@ import { lockTaskForWrite, recordFixedCost, requireTask } from '../tasks/tasks.s
 import { RolledUp, TaskFinance, TaskTotals, compareText, combineTaskFinances, figuresOf, passesBillableFilter, rollUp } from './rules/calculator';
 import { FIGURES, FIGURE_NAMES, Figure, FigureTexts, SUMMARY_FIGURES } from './rules/figures';
 import { Decimal, hourlyOfDayRate, toDecimal } from './rules/money';
-import { BreakdownParts, breakdownParts, computeOwnFigures, financeOf, memberInputsByTask, perDayOf } from './read-model/labor';
+import { breakdownParts, computeOwnFigures, financeOf, memberInputsByTask, perDayOf } from './read-model/labor';
 import { nextTurn, turns } from '../turns';
 import { readCurrent } from './read-model/freshness';
 import { nowIso } from '../clock';
@@ -20,7 +20,7 @@ import { participantsInScope } from './inputs/participants';
 import { DayRange, FinanceTaskRow, Scope, tasksInScope } from './inputs/scope';
 import { ReadAll, batchedReads } from '../db/batched-reads';
 import { AnswerCache, createAnswerCache } from './read-model/answer-cache';
-import { StoredBreakdownRow, storeBreakdownParts, storedBreakdown } from './read-model/breakdown.sql';
+import { BreakdownParts, StoredBreakdownRow, storeBreakdownParts, storedBreakdown } from './read-model/breakdown.sql';
 import { ListedFigures } from './read-model/columns';
 import { ListSummaryRow, ListedProject, ListedRow, NONE_GROUP, listSummary, treeRows } from './read-model/list.sql';
 import type { ProjectTasksQuery } from './http/finance.schemas';

@@ -187,15 +187,15 @@ export async function projectsWithoutParts(db: Knex): Promise<{ team_id: string;
   return result.rows;
 }
 
+/** The parts of a task's breakdown that are stored (members, role groups, warnings), as JSON text. */
+export type BreakdownParts = { members_json: string; grouped_members_json: string; warnings_json: string };
+
 /** A task's breakdown parts to store, with the labor row version and the project's parts version they were computed against. */
-export type PartsToStore = {
+export type PartsToStore = BreakdownParts & {
   task_id: string;
   /** The labor row's xmin when its figures were found current. */
   version: string;
   parts_version: string;
-  members_json: string;
-  grouped_members_json: string;
-  warnings_json: string;
 };
 
 /** SQL: stores computed breakdown parts into labor rows no refresh rewrote (storeBreakdownParts). */

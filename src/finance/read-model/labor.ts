@@ -10,6 +10,7 @@ import { presentAssignees, presentWarnings, renderBreakdownMembers } from '../ru
 import { ChangedLineRow } from '../inputs/cost-changes';
 import { ParticipantRow, assigneesToday, participantsInScope } from '../inputs/participants';
 import { DayRange, FinanceTaskRow, Scope, tasksInScope } from '../inputs/scope';
+import type { BreakdownParts } from './breakdown.sql';
 import { StoredActuals, TaskFiguresRow, TaskLaborRow, refreshRollups, storedActuals, updateTaskFigures, upsertTaskLabor } from './rollups.sql';
 
 /*
@@ -163,8 +164,6 @@ const WRITE_BATCH = 2000;
 export const refreshSettings = { partsEagerly: 200, readBatch: READ_BATCH, writeBatch: WRITE_BATCH };
 
 const NO_PARTS = { members_json: null, grouped_members_json: null, warnings_json: null };
-
-export type BreakdownParts = { members_json: string; grouped_members_json: string; warnings_json: string };
 
 /** The parts of a task's breakdown that are stored (the members, role groups and warnings of docs/api.md), as JSON text. */
 export function breakdownParts(finance: TaskFinance): BreakdownParts {
