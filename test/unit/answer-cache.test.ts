@@ -19,6 +19,9 @@ it('keeps answers of 32 KB and more, under their version, and not smaller ones',
   expect(cache.held('big')?.version).toBe('v1');
   cache.keep('big', 'v2', answer(40));
   expect(cache.held('big')).toMatchObject({ version: 'v2', body: answer(40) });
+  // Its answer shrank below 32 KB: the older, bigger one is not held on to either.
+  cache.keep('big', 'v3', answer(31));
+  expect(cache.held('big')).toBeUndefined();
 });
 
 it('drops the least recently used answers past its budget, and keeps none with no budget', () => {

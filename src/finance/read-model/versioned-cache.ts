@@ -11,7 +11,7 @@ export type VersionedCache = {
   held(key: string): { version: string; body: Buffer } | undefined;
   /** The body held for `key` when it is of `version`; one of another version is dropped. */
   get(key: string, version: string): Buffer | undefined;
-  /** Keeps `body` for `key` (replacing what was held) when it is of `keptFromBytes` bytes or more. */
+  /** Keeps `body` for `key` when it is of `keptFromBytes` bytes or more; what was held for `key` goes either way. */
   keep(key: string, version: string, body: Buffer): void;
 };
 
@@ -43,8 +43,10 @@ export function createVersionedCache({ maxBytes, keptForMs, keptFromBytes = 0 }:
       return undefined;
     },
     keep(key, version, body) {
-      // A body too large for maxEntrySize is not kept, and any older entry of the key goes with it.
+      // A body too large for maxEntrySize, or too small to keep, is not kept, and any older entry of the
+      // key goes with it: what is held is only ever the key's latest version.
       if (body.length >= keptFromBytes) entries.set(key, { version, body });
+      else entries.delete(key);
     },
   };
 }
